@@ -1,0 +1,6 @@
+/** Every subcommand registers itself on the root program; add new ones to this list. */
+import type { Command } from "commander";
+
+export type RegisterCommand = (program: Command) => void;
+
+export const commands: RegisterCommand[] = [];

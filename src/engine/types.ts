@@ -1,0 +1,112 @@
+/**
+ * Contract of the model-server engine core: a pure, clock-driven model of one vLLM replica
+ * (paged KV cache with prefix caching and offload tiers, continuous batching, a timing model).
+ * No timers and no I/O: a host (the `llmd sim` HTTP server, or the fleet simulator) drives it.
+ *
+ * Driving loop, in virtual or wall time alike:
+ *   engine.add(req, now)                 // any time
+ *   const step = engine.step(now)        // when idle-and-has-work, or when the previous step ended
+ *   ... at now + step.durationMs: deliver step.outputs to clients, then call step() again.
+ * A step's outputs become visible at its end; `step()` returns null when nothing can run.
+ */
+
+/** A request as the engine sees it: token ids in, a number of tokens out. */
+export interface EngineRequest {
+  /** Unique while the request lives in the engine. */
+  id: string;
+  /** Prompt token ids (the engine hashes whole blocks of these for prefix caching). */
+  promptTokens: Uint32Array;
+  /** Tokens to generate; the host decides content and stop conditions, the engine only counts. */
+  maxTokens: number;
+  /** Optional LoRA adapter name (separates prefix caches; reported in `vllm:lora_requests_info`). */
+  lora?: string;
+  /** Salt mixed into block hashes (vLLM's `cache_salt`); requests with different salts share nothing. */
+  cacheSalt?: string;
+}
+
+/** Why `add` refused a request (a value, not an exception). */
+export type AddRejection = { reason: "too-long"; maxModelLen: number } | { reason: "duplicate-id" };
+
+/** Per-request result of one step. */
+export interface StepOutput {
+  id: string;
+  /** Tokens produced by this step (0 while a chunked prefill is still in progress). */
+  newTokens: number;
+  /** Total generated so far, including this step's. */
+  generated: number;
+  /** True on the step that produced the first output token. */
+  first: boolean;
+  /** True when `generated === maxTokens`; the request has left the engine. */
+  finished: boolean;
+  /** Prompt tokens served from cache when the request was (last) scheduled; set when `first`. */
+  cachedTokens: number;
+}
+
+/** One batch step: what ran and how long it took. */
+export interface StepResult {
+  startMs: number;
+  durationMs: number;
+  /** Prefill tokens computed this step (after cache hits). */
+  prefillTokens: number;
+  /** Sequences decoded this step. */
+  decodeSeqs: number;
+  outputs: StepOutput[];
+  /** Ids preempted (by recompute) during this step's scheduling; they go back to waiting. */
+  preempted: string[];
+}
+
+/** Gauges and counters in vLLM's terms; cumulative counters only grow. */
+export interface EngineStats {
+  running: number;
+  waiting: number;
+  /** GPU KV blocks in use by running/waiting sequences or held as cached, 0..1 (`vllm:kv_cache_usage_perc`). */
+  kvUsage: number;
+  blockSize: number;
+  numGpuBlocks: number;
+  /** Prompt tokens looked up in the prefix cache (`vllm:prefix_cache_queries`). */
+  prefixQueries: number;
+  /** Of those, tokens found cached (`vllm:prefix_cache_hits`). */
+  prefixHits: number;
+  /** Tokens reloaded from an offload tier instead of recomputed (`vllm:external_prefix_cache_hits`). */
+  offloadHits: number;
+  preemptions: number;
+  /** GPU blocks evicted from the prefix cache (LRU). */
+  evictions: number;
+  promptTokens: number;
+  generationTokens: number;
+  /** Adapters of running and waiting requests. */
+  runningLoras: string[];
+  waitingLoras: string[];
+}
+
+/** Where a KV block lives. vLLM's `medium` values. */
+export type KvTier = "GPU" | "CPU" | "DISK";
+
+/** KV events in vLLM's vocabulary; hashes are the engine's 64-bit block hashes. */
+export type KvEvent =
+  | {
+      type: "BlockStored";
+      blockHashes: bigint[];
+      parentBlockHash: bigint | null;
+      tokenIds: number[];
+      blockSize: number;
+      lora: string | null;
+      medium: KvTier;
+    }
+  | { type: "BlockRemoved"; blockHashes: bigint[]; medium: KvTier }
+  | { type: "AllBlocksCleared" };
+
+/** The engine core. */
+export interface Engine {
+  /** Queues a request at `nowMs`; returns a rejection instead of throwing for expected refusals. */
+  add(req: EngineRequest, nowMs: number): AddRejection | null;
+  /** Removes a request wherever it is and frees its blocks at once; false if unknown. */
+  abort(id: string): boolean;
+  /** Schedules and runs one batch step starting at `nowMs`; null when there is nothing to run. */
+  step(nowMs: number): StepResult | null;
+  /** True while any request is waiting or running. */
+  hasWork(): boolean;
+  stats(): EngineStats;
+  /** Subscribes to KV events (emitted synchronously during `add`/`step`/`abort`). Returns unsubscribe. */
+  onKvEvent(listener: (events: KvEvent[]) => void): () => void;
+}

@@ -1,0 +1,183 @@
+/**
+ * Contracts of the scheduling framework, in the spirit of llm-d's EPP (profile handler, filters,
+ * scorers, pickers, data producers, pre-request and response hooks). Scheduling is synchronous
+ * and pure over an endpoint snapshot and an injected clock: the gateway and the fleet simulator
+ * run exactly this code. A plugin instance may implement several of these interfaces.
+ */
+import type { z } from "zod";
+import type { LlmdError } from "../../api/errors.ts";
+import type { Clock } from "../../core/clock.ts";
+import type { Endpoint } from "../../endpoints/endpoint.ts";
+import type { Tokenizer } from "../../tokenizer/tokenizer.ts";
+
+/** The request as the scheduler sees it. Headers are lower-cased. */
+export interface SchedulingRequest {
+  /** `x-request-id` or generated. */
+  requestId: string;
+  /** Target model after any rewrite. */
+  model: string;
+  /** Request path, e.g. `/v1/chat/completions`. */
+  path: string;
+  headers: Readonly<Record<string, string>>;
+  /** Prompt text as hashed for prefix affinity (completions prompt, or the rendered chat). */
+  promptText: string;
+  /** Token ids when known (the token producer fills them from `promptText`). */
+  tokens?: Uint32Array;
+  /** Parsed JSON body (read-only for plugins). */
+  body: Readonly<Record<string, unknown>>;
+  /** Size of the raw request body in bytes. */
+  bodyBytes: number;
+  /** Priority from the InferenceObjective (0 default; negative = sheddable). */
+  priority: number;
+  /** Flow/tenant id (`x-llm-d-inference-fairness-id`, agent identity, else `default-flow`). */
+  fairnessId: string;
+  /** Request-scoped attributes written by header processors and producers (e.g. `agent-identity`). */
+  attributes: Map<string, unknown>;
+}
+
+/**
+ * Everything one request's plugins share from arrival to completion: the request, per-cycle
+ * state (producer outputs keyed by producer name) and the clock.
+ */
+export interface SchedulingContext {
+  readonly request: SchedulingRequest;
+  readonly state: Map<string, unknown>;
+  readonly clock: Clock;
+}
+
+/** Base of every plugin instance. */
+export interface Plugin {
+  /** Registered type name, e.g. `prefix-cache-scorer`. */
+  readonly type: string;
+  /** Instance name from the config (defaults to the type). */
+  readonly name: string;
+}
+
+/** Keeps the endpoints that may serve the request. Returns a new array or the input unchanged. */
+export interface Filter extends Plugin {
+  filter(ctx: SchedulingContext, endpoints: readonly Endpoint[]): readonly Endpoint[];
+}
+
+/** llm-d's informational scorer category. */
+export type ScorerCategory = "affinity" | "distribution" | "balance";
+
+/** Scores endpoints in [0,1]; the result is aligned by index with `endpoints`. */
+export interface Scorer extends Plugin {
+  readonly category: ScorerCategory;
+  score(ctx: SchedulingContext, endpoints: readonly Endpoint[]): ArrayLike<number>;
+}
+
+export interface ScoredEndpoint {
+  endpoint: Endpoint;
+  /** Weighted sum of clamped scores. */
+  score: number;
+}
+
+/** Outcome of one profile run. */
+export interface ProfileRunResult {
+  /** Picked endpoints, best first (the gateway retries down this list). */
+  targetEndpoints: Endpoint[];
+  /** All candidates with their scores (for diagnostics and `--emit-endpoint-scores`). */
+  scored: ScoredEndpoint[];
+}
+
+/** Chooses from scored candidates. */
+export interface Picker extends Plugin {
+  pick(ctx: SchedulingContext, scored: ScoredEndpoint[]): ProfileRunResult;
+}
+
+/** A named scheduling profile: filters, weighted scorers, one picker. */
+export interface SchedulerProfile {
+  readonly name: string;
+  readonly filters: readonly Filter[];
+  readonly scorers: readonly { scorer: Scorer; weight: number }[];
+  readonly picker: Picker;
+}
+
+/** The decision for one request: results per profile run and which is primary. */
+export interface SchedulingResult {
+  primaryProfileName: string;
+  profileResults: Map<string, ProfileRunResult | null>;
+}
+
+/** Decides which profiles run (possibly over several rounds) and which result is primary. */
+export interface ProfileHandler extends Plugin {
+  /** Profiles to run next given results so far; empty when done. */
+  pickProfiles(
+    ctx: SchedulingContext,
+    profiles: ReadonlyMap<string, SchedulerProfile>,
+    results: ReadonlyMap<string, ProfileRunResult | null>,
+  ): SchedulerProfile[];
+  /** Final result, or an error value (e.g. 429 `rejected-saturated` when nothing was picked). */
+  processResults(
+    ctx: SchedulingContext,
+    results: ReadonlyMap<string, ProfileRunResult | null>,
+  ): SchedulingResult | LlmdError;
+}
+
+/** Sets request attributes from headers before admission (e.g. `agent-identity`). */
+export interface RequestHeaderProcessor extends Plugin {
+  processRequestHeaders(ctx: SchedulingContext): void;
+}
+
+/**
+ * Produces data for scorers/filters before scheduling (prefix match, in-flight load, tokens…),
+ * writing into `ctx.state`, `ctx.request` or endpoint attributes. Built-ins are synchronous;
+ * one needing I/O may return a promise, which the gateway awaits with a deadline.
+ */
+export interface DataProducer extends Plugin {
+  produce(ctx: SchedulingContext, endpoints: readonly Endpoint[]): void | Promise<void>;
+}
+
+/** Runs after a decision, before dispatch (e.g. optimistic prefix-index insert, in-flight add). */
+export interface PreRequest extends Plugin {
+  preRequest(ctx: SchedulingContext, result: SchedulingResult): void;
+}
+
+/** Token usage read from a response. */
+export interface ResponseUsage {
+  promptTokens: number;
+  completionTokens: number;
+  cachedTokens: number;
+}
+
+/** Why a response ended. */
+export type TerminationCause = "natural" | "client-disconnect" | "error" | "evicted" | "timeout";
+
+/**
+ * Response lifecycle hooks. `onResponseComplete` is called exactly once for every request that
+ * reached `preRequest`, on every exit path, so per-endpoint accounting never drifts.
+ */
+export interface ResponseHooks extends Plugin {
+  onFirstToken?(ctx: SchedulingContext, endpoint: Endpoint): void;
+  onResponseComplete?(
+    ctx: SchedulingContext,
+    endpoint: Endpoint,
+    cause: TerminationCause,
+    usage: ResponseUsage | undefined,
+  ): void;
+}
+
+/** Plugin maturity, as llm-d labels it. Alpha plugins need `--allow-experimental-plugins`. */
+export type Stability = "ga" | "beta" | "alpha" | "deprecated";
+
+/** What a plugin factory may use. */
+export interface PluginEnvironment {
+  /** Instance name. */
+  name: string;
+  clock: Clock;
+  tokenizer: Tokenizer;
+  /** Another configured plugin by instance name (for references such as `prefixMatchInfoProducerName`). */
+  lookup(name: string): Plugin | undefined;
+}
+
+/** A registrable plugin type: metadata, parameter schema and factory. */
+export interface PluginDefinition<P = unknown> {
+  type: string;
+  stability: Stability;
+  /** One line for `llmd plugins`. */
+  description: string;
+  /** Validates `parameters` (unknown fields rejected, defaults filled). */
+  parameters: z.ZodType<P>;
+  create(params: P, env: PluginEnvironment): Plugin;
+}
