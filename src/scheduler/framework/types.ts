@@ -181,3 +181,25 @@ export interface PluginDefinition<P = unknown> {
   parameters: z.ZodType<P>;
   create(params: P, env: PluginEnvironment): Plugin;
 }
+
+/**
+ * The scheduler as its hosts (gateway, fleet simulator) drive it, for one request:
+ *   prepare → schedule → preRequest → (dispatch) → firstToken? → complete (exactly once).
+ */
+export interface RequestScheduler {
+  /** Runs request-header processors and data producers. Sync unless a producer needs I/O. */
+  prepare(ctx: SchedulingContext, endpoints: readonly Endpoint[]): void | Promise<void>;
+  /** Runs the profile handler's profiles; pure given the context and endpoints. */
+  schedule(ctx: SchedulingContext, endpoints: readonly Endpoint[]): SchedulingResult | LlmdError;
+  /** Runs pre-request plugins for the decision (call once, just before dispatch). */
+  preRequest(ctx: SchedulingContext, result: SchedulingResult): void;
+  /** The first token (or first body byte) arrived from `endpoint`. */
+  firstToken(ctx: SchedulingContext, endpoint: Endpoint): void;
+  /** The request ended on `endpoint`, on any path. Must be called exactly once after preRequest. */
+  complete(
+    ctx: SchedulingContext,
+    endpoint: Endpoint,
+    cause: TerminationCause,
+    usage: ResponseUsage | undefined,
+  ): void;
+}
