@@ -180,6 +180,12 @@ export interface PluginDefinition<P = unknown> {
   /** Validates `parameters` (unknown fields rejected, defaults filled). */
   parameters: z.ZodType<P>;
   create(params: P, env: PluginEnvironment): Plugin;
+  /** Deprecated type names also accepted for this definition (e.g. `tokenizer` for `token-producer`). */
+  aliases?: readonly string[];
+  /** Data keys (framework/data-keys.ts) this plugin writes; orders producers and satisfies consumers. */
+  produces?: readonly string[];
+  /** Data keys this plugin reads; the config loader auto-adds the default producer of a key nobody produces. */
+  consumes?: readonly string[];
 }
 
 /**

@@ -1,0 +1,52 @@
+/**
+ * Names of the data that producers publish and plugins consume (llm-d's `DataKey` names). A plugin
+ * definition lists them in `produces` / `consumes`; the config loader orders producers by them and
+ * auto-adds the default producer (see `DEFAULT_PRODUCERS`) of a consumed key nobody produces.
+ */
+
+/** Token ids of the prompt (`request.tokens`). */
+export const TOKENIZED_PROMPT = "TokenizedPrompt";
+/** Per-endpoint prefix-cache match info (endpoint attribute). */
+export const PREFIX_CACHE_MATCH_INFO = "PrefixCacheMatchInfo";
+/** Per-endpoint in-flight requests and tokens tracked by the router (endpoint attribute). */
+export const IN_FLIGHT_LOAD = "InFlightLoad";
+/** Session id of the request (request attribute). */
+export const SESSION_ID = "SessionID";
+
+/** llm-d's default producer type for each data key (§2.3 "missing producers auto-created"). */
+export const DEFAULT_PRODUCERS: Readonly<Record<string, string>> = {
+  [TOKENIZED_PROMPT]: "token-producer",
+  [PREFIX_CACHE_MATCH_INFO]: "approx-prefix-cache-producer",
+  [IN_FLIGHT_LOAD]: "inflight-load-producer",
+  [SESSION_ID]: "session-id-producer",
+};
+
+/**
+ * Key under which producer instance `producerName` publishes `dataKey` in `Endpoint.attributes`,
+ * `request.attributes` or `ctx.state` (llm-d's DataKey{name, producer}). Consumers with a
+ * `…ProducerName` parameter compute it once at creation; the default producer name is its type.
+ */
+export function attributeKey(
+  dataKey: string,
+  producerName: string = DEFAULT_PRODUCERS[dataKey] ?? "",
+): string {
+  return `${producerName}/${dataKey}`;
+}
+
+/** Value of `IN_FLIGHT_LOAD` on an endpoint: what the router has dispatched and not yet released. */
+export interface InFlightLoad {
+  /** Requests dispatched and not completed. */
+  requests: number;
+  /** Uncached prompt tokens dispatched and not yet prefilled (released at first token or end). */
+  tokens: number;
+}
+
+/** Value of `PREFIX_CACHE_MATCH_INFO` on an endpoint for the current request. */
+export interface PrefixCacheMatchInfo {
+  /** Leading blocks of the prompt believed cached on this endpoint. */
+  matchBlocks: number;
+  /** Blocks in the prompt (capped by the producer's match limit). */
+  totalBlocks: number;
+  /** Tokens per block. */
+  blockSizeTokens: number;
+}
