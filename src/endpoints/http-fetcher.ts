@@ -1,0 +1,62 @@
+/**
+ * The pool's one HTTP client for scrapes, health probes and `/v1/models`: a keep-alive undici
+ * Agent with short timeouts and a response-size cap, so a slow or hostile server cannot stall or
+ * flood the router.
+ */
+import { Agent, request } from "undici";
+
+/** Outcome of one GET: the body on 2xx, otherwise why not (a value, not an exception). */
+export type FetchOutcome = { ok: true; body: string } | { ok: false; status: number; error: string };
+
+/** Options of {@link HttpFetcher}. */
+export interface HttpFetcherOptions {
+  /** Whole-request timeout per GET in ms (default 1000). */
+  timeoutMs?: number;
+  /** Largest body accepted in bytes (default 16 MiB). */
+  maxBodyBytes?: number;
+  /** Skip TLS verification for https scrapes (llm-d's `insecureSkipVerify`, default true). */
+  insecureSkipVerify?: boolean;
+}
+
+/** GETs text over one shared keep-alive connection pool. */
+export class HttpFetcher {
+  private readonly agent: Agent;
+  private readonly timeoutMs: number;
+
+  constructor(options: HttpFetcherOptions = {}) {
+    this.timeoutMs = options.timeoutMs ?? 1000;
+    this.agent = new Agent({
+      keepAliveTimeout: 30_000,
+      connectTimeout: this.timeoutMs,
+      headersTimeout: this.timeoutMs,
+      bodyTimeout: this.timeoutMs,
+      maxResponseSize: options.maxBodyBytes ?? 16 * 1024 * 1024,
+      connect: { rejectUnauthorized: !(options.insecureSkipVerify ?? true) },
+    });
+  }
+
+  /** GETs `url`; never throws for network or HTTP failures. */
+  async getText(url: string): Promise<FetchOutcome> {
+    try {
+      const response = await request(url, {
+        dispatcher: this.agent,
+        signal: AbortSignal.timeout(this.timeoutMs),
+      });
+      const body = await response.body.text();
+      if (response.statusCode >= 200 && response.statusCode < 300) return { ok: true, body };
+      return { ok: false, status: response.statusCode, error: `HTTP ${response.statusCode}` };
+    } catch (err) {
+      return { ok: false, status: 0, error: err instanceof Error ? describe(err) : String(err) };
+    }
+  }
+
+  /** Closes idle connections and refuses new requests. */
+  async close(): Promise<void> {
+    await this.agent.close();
+  }
+}
+
+function describe(err: Error): string {
+  const code = (err as { code?: unknown }).code;
+  return typeof code === "string" ? `${code}: ${err.message}` : err.message;
+}

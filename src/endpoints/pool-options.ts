@@ -1,0 +1,73 @@
+/** Options of the endpoint pool, with llm-d's defaults. */
+import { type Clock, wallClock } from "../core/clock.ts";
+import type { MetricsExtractorOptions } from "./engine-configs.ts";
+import type { EndpointSource } from "./sources/source.ts";
+
+/** Receives the pool's operational log lines (health transitions, discovery problems). */
+export type PoolLogger = (level: "info" | "warn", message: string) => void;
+
+export interface EndpointPoolOptions {
+  /** Static list or file discovery. */
+  source: EndpointSource;
+  /** Wall clock by default; stamps `updatedAtMs` and judges staleness. */
+  clock?: Clock;
+  /** Scrape period in ms (llm-d `--refresh-metrics-interval`, default 50); 0 = only on `refresh()`. */
+  scrapeIntervalMs?: number;
+  /** Metrics older than this are stale, in ms (llm-d `--metrics-staleness-threshold`, default 2000). */
+  stalenessThresholdMs?: number;
+  /** `/v1/models` polling period in ms (default 5000); 0 disables polling. */
+  modelsIntervalMs?: number;
+  /** Engine metric names (llm-d `core-metrics-extractor` parameters; vLLM default, SGLang, …). */
+  metricsSpecs?: MetricsExtractorOptions;
+  /** Scrape path (default `/metrics`); empty string probes `healthPath` instead and reads no metrics. */
+  metricsPath?: string;
+  /** Health probe path used when `metricsPath` is empty (default `/health`). */
+  healthPath?: string;
+  /** Scrape port when metrics live on another port than the API (llm-d `metrics-data-source.port`). */
+  metricsPort?: number;
+  /** `http` (default) or `https` for scrapes and model polls. */
+  scheme?: "http" | "https";
+  /** Per-request timeout of scrapes and polls in ms (default 1000). */
+  requestTimeoutMs?: number;
+  /** Consecutive probe failures that take a ready endpoint out (default 3). */
+  unhealthyAfterFailures?: number;
+  /** Operational log; defaults to stderr. */
+  log?: PoolLogger;
+}
+
+/** Options with defaults applied. */
+export type ResolvedPoolOptions = Required<Omit<EndpointPoolOptions, "metricsPort" | "metricsSpecs">> &
+  Pick<EndpointPoolOptions, "metricsPort" | "metricsSpecs">;
+
+/** Applies defaults; throws a `TypeError` for nonsensical numbers (a programming error). */
+export function resolvePoolOptions(options: EndpointPoolOptions): ResolvedPoolOptions {
+  const resolved: ResolvedPoolOptions = {
+    source: options.source,
+    clock: options.clock ?? wallClock,
+    scrapeIntervalMs: options.scrapeIntervalMs ?? 50,
+    stalenessThresholdMs: options.stalenessThresholdMs ?? 2000,
+    modelsIntervalMs: options.modelsIntervalMs ?? 5000,
+    metricsSpecs: options.metricsSpecs,
+    metricsPath: options.metricsPath ?? "/metrics",
+    healthPath: options.healthPath ?? "/health",
+    metricsPort: options.metricsPort,
+    scheme: options.scheme ?? "http",
+    requestTimeoutMs: options.requestTimeoutMs ?? 1000,
+    unhealthyAfterFailures: options.unhealthyAfterFailures ?? 3,
+    log: options.log ?? defaultLog,
+  };
+  for (const key of [
+    "scrapeIntervalMs",
+    "stalenessThresholdMs",
+    "modelsIntervalMs",
+    "requestTimeoutMs",
+  ] as const) {
+    if (!(resolved[key] >= 0)) throw new TypeError(`${key} must be a non-negative number`);
+  }
+  if (!(resolved.unhealthyAfterFailures >= 1)) throw new TypeError("unhealthyAfterFailures must be >= 1");
+  return resolved;
+}
+
+function defaultLog(level: "info" | "warn", message: string): void {
+  process.stderr.write(`[llmd endpoints] ${level}: ${message}\n`);
+}
