@@ -1,0 +1,11 @@
+/** KV index: prefix block hashing, the approximate prefix index and the match data it publishes. */
+export { blockCount, hashPrefixBlocks, prefixSeed } from "./block-hasher.ts";
+export {
+  DEFAULT_PREFIX_PRODUCER,
+  matchRatio,
+  type PrefixCacheMatchInfo,
+  type PrefixMatchResult,
+  readPrefixMatch,
+  uncachedTokens,
+} from "./match-info.ts";
+export { PrefixIndex } from "./prefix-index.ts";

@@ -1,0 +1,53 @@
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { PrefixIndex } from "./prefix-index.ts";
+
+const hashes = (...values: number[]) => Float64Array.from(values);
+
+function matchOf(index: PrefixIndex, keys: number[], servers: string[]): number[] {
+  const out = new Int32Array(servers.length);
+  index.match(hashes(...keys), keys.length, servers, out);
+  return [...out];
+}
+
+test("match counts only the blocks each server holds contiguously from the start", () => {
+  const index = new PrefixIndex(100);
+  index.insert("a", hashes(1, 2, 3, 4), 4);
+  index.insert("b", hashes(1, 2), 2);
+  index.insert("c", hashes(3, 4), 2); // holds later blocks but not the root
+  assert.deepEqual(matchOf(index, [1, 2, 3, 4, 5], ["a", "b", "c", "unknown"]), [4, 2, 0, 0]);
+  assert.deepEqual(matchOf(index, [9, 2, 3], ["a", "b"]), [0, 0]);
+});
+
+test("per-server LRU evicts the least recent hashes and unindexes them", () => {
+  const index = new PrefixIndex(3);
+  index.insert("a", hashes(1, 2, 3), 3);
+  index.insert("a", hashes(7, 8), 2);
+  assert.equal(index.entries("a"), 3);
+  // Prompt (1,2,3) was inserted tail-first, so its root 1 was most recent and 3, 2 went first.
+  assert.deepEqual(matchOf(index, [1, 2, 3], ["a"]), [1]);
+  assert.deepEqual(matchOf(index, [7, 8], ["a"]), [2]);
+  assert.equal(index.size, 3);
+});
+
+test("touching a hash keeps it; capacity shrink evicts down; removal forgets a server", () => {
+  const index = new PrefixIndex(2);
+  index.insert("a", hashes(1), 1);
+  index.insert("a", hashes(2), 1);
+  index.insert("a", hashes(1), 1);
+  index.insert("a", hashes(3), 1);
+  assert.deepEqual(matchOf(index, [1], ["a"]), [1]);
+  assert.deepEqual(matchOf(index, [2], ["a"]), [0]);
+  index.setCapacity("a", 1);
+  assert.equal(index.entries("a"), 1);
+  index.insert("b", hashes(3), 1);
+  index.removeServer("a");
+  assert.equal(index.entries("a"), 0);
+  assert.deepEqual(matchOf(index, [3], ["a", "b"]), [0, 1]);
+});
+
+test("data-parallel ranks are distinct servers", () => {
+  const index = new PrefixIndex(10);
+  index.insert("ns/pod-rank-0", hashes(1, 2), 2);
+  assert.deepEqual(matchOf(index, [1, 2], ["ns/pod-rank-0", "ns/pod-rank-1"]), [2, 0]);
+});

@@ -1,0 +1,102 @@
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { type PrefixMatchResult, readPrefixMatch } from "../../../kv-index/index.ts";
+import { instantiate, makeContext, makeEndpoint, resultFor } from "../testing.ts";
+import { type ApproxPrefixCacheProducer, definition } from "./index.ts";
+
+const SYSTEM = "s".repeat(64 * 4 * 10); // 10 blocks of 64 tokens
+const endpoints = [makeEndpoint("a"), makeEndpoint("b"), makeEndpoint("c")];
+
+function schedule(producer: ApproxPrefixCacheProducer, prompt: string, pick = endpoints[0]!, model = "m") {
+  const ctx = makeContext({ promptText: prompt, model });
+  producer.produce(ctx, endpoints);
+  producer.preRequest(ctx, resultFor(pick));
+  return readPrefixMatch(ctx.state, producer.name) as PrefixMatchResult;
+}
+
+const matchOn = (m: PrefixMatchResult, name: string) => m.byEndpoint.get(`default/${name}`)!.matchBlocks;
+
+test("defaults follow llm-d; block size is floored at 64 tokens", () => {
+  const params = definition.parameters.parse({});
+  assert.deepEqual(params, {
+    autoTune: true,
+    blockSizeTokens: 16,
+    maxPrefixBlocksToMatch: 2048,
+    maxPrefixTokensToMatch: 131072,
+    lruCapacityPerServer: 31250,
+  });
+  const producer = instantiate<unknown, ApproxPrefixCacheProducer>(definition);
+  assert.equal(producer.blockSizeFor(endpoints), 64);
+  assert.throws(() => definition.parameters.parse({ blockSizeTokens: -1 }));
+  assert.throws(() => definition.parameters.parse({ unknownField: 1 }));
+});
+
+test("a prompt sharing a prefix matches on the endpoint that served it, contiguously", () => {
+  const producer = instantiate<unknown, ApproxPrefixCacheProducer>(definition);
+  const first = schedule(producer, `${SYSTEM}question one`, endpoints[1]);
+  assert.equal(first.hashes.length, 11);
+  assert.deepEqual([matchOn(first, "a"), matchOn(first, "b")], [0, 0]);
+  const second = schedule(producer, `${SYSTEM}question two, longer`, endpoints[2]);
+  assert.equal(matchOn(second, "b"), 10);
+  assert.equal(matchOn(second, "a"), 0);
+  assert.equal(second.byEndpoint.get("default/b")!.totalBlocks, 11);
+  assert.equal(second.byEndpoint.get("default/b")!.blockSizeTokens, 64);
+});
+
+test("model and cache_salt isolate prefixes", () => {
+  const producer = instantiate<unknown, ApproxPrefixCacheProducer>(definition);
+  schedule(producer, SYSTEM, endpoints[0], "m1");
+  assert.equal(matchOn(schedule(producer, SYSTEM, endpoints[1], "m2"), "a"), 0);
+  const ctx = makeContext({ promptText: SYSTEM, model: "m1", body: { cache_salt: "tenant-x" } });
+  producer.produce(ctx, endpoints);
+  assert.equal(matchOn(readPrefixMatch(ctx.state, producer.name)!, "a"), 0);
+});
+
+test("the per-endpoint LRU evicts old prefixes at lruCapacityPerServer", () => {
+  const producer = instantiate<unknown, ApproxPrefixCacheProducer>(definition, {
+    lruCapacityPerServer: 15,
+    autoTune: false,
+  });
+  const a = endpoints[0]!;
+  schedule(producer, "x".repeat(64 * 4 * 10), a);
+  schedule(producer, "y".repeat(64 * 4 * 10), a);
+  assert.equal(producer.index.entries("default/a"), 15);
+  // x's tail blocks went first; its 5 leading blocks survive, y's 10 are all there.
+  assert.equal(matchOn(schedule(producer, "x".repeat(64 * 4 * 10), endpoints[1]), "a"), 5);
+});
+
+test("autoTune takes block size (floored at 64) and capacity in index blocks from metrics", () => {
+  const producer = instantiate<unknown, ApproxPrefixCacheProducer>(definition);
+  const tuned = [
+    makeEndpoint("a", { cacheBlockSize: 16, cacheNumBlocks: 64 }), // 1024 tokens = 16 blocks of 64
+    makeEndpoint("b", { cacheBlockSize: 128, cacheNumBlocks: 10 }),
+  ];
+  assert.equal(producer.blockSizeFor(tuned), 128);
+  assert.equal(producer.blockSizeFor([tuned[0]!]), 64);
+  producer.produce(makeContext({ promptText: "z" }), [tuned[0]!]);
+  assert.equal(producer.index.capacity("default/a"), 16);
+  const fixed = instantiate<unknown, ApproxPrefixCacheProducer>(definition, { autoTune: false });
+  fixed.produce(makeContext({ promptText: "z" }), [tuned[0]!]);
+  assert.equal(fixed.index.capacity("default/a"), 31250);
+  assert.equal(fixed.blockSizeFor(tuned), 64);
+});
+
+test("maxPrefixTokensToMatch caps the blocks; 0 falls back to maxPrefixBlocksToMatch", () => {
+  const capped = instantiate<unknown, ApproxPrefixCacheProducer>(definition, { maxPrefixTokensToMatch: 256 });
+  assert.equal(schedule(capped, "q".repeat(64 * 4 * 10)).hashes.length, 4);
+  const byBlocks = instantiate<unknown, ApproxPrefixCacheProducer>(definition, {
+    maxPrefixTokensToMatch: 0,
+    maxPrefixBlocksToMatch: 3,
+  });
+  assert.equal(schedule(byBlocks, "q".repeat(64 * 4 * 10)).hashes.length, 3);
+});
+
+test("uses tokens already on the request and publishes them when absent", () => {
+  const producer = instantiate<unknown, ApproxPrefixCacheProducer>(definition);
+  const ctx = makeContext({ promptText: "abcdefgh" });
+  producer.produce(ctx, endpoints);
+  assert.equal(ctx.request.tokens?.length, 2);
+  const preset = makeContext({ promptText: "ignored", tokens: new Uint32Array(130) });
+  producer.produce(preset, endpoints);
+  assert.equal(readPrefixMatch(preset.state, producer.name)!.promptTokens, 130);
+});

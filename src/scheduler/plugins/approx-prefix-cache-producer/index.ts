@@ -1,0 +1,135 @@
+/**
+ * `approx-prefix-cache-producer`: llm-d's default producer of `PrefixCacheMatchInfo` (reference
+ * §2.5, §2.7). Hashes the prompt's token blocks, matches them against a router-side index of
+ * what each endpoint was sent, and after the decision optimistically records the prompt as
+ * cached on the chosen endpoint(s).
+ */
+import { z } from "zod";
+import type { Endpoint } from "../../../endpoints/endpoint.ts";
+import {
+  hashPrefixBlocks,
+  type PrefixCacheMatchInfo,
+  type PrefixMatchResult,
+  PrefixIndex,
+  prefixSeed,
+  readPrefixMatch,
+} from "../../../kv-index/index.ts";
+import type { Tokenizer } from "../../../tokenizer/tokenizer.ts";
+import type {
+  DataProducer,
+  PluginDefinition,
+  PreRequest,
+  SchedulingContext,
+  SchedulingResult,
+} from "../../framework/types.ts";
+import { chosenEndpoints } from "../shared/chosen-endpoints.ts";
+
+/** llm-d floors the block size at 64 tokens at runtime, whatever is configured or scraped. */
+export const MIN_BLOCK_SIZE_TOKENS = 64;
+const CHARS_PER_TOKEN = 4;
+
+const parameters = z
+  .strictObject({
+    autoTune: z.boolean().default(true),
+    blockSizeTokens: z.int().positive().default(16),
+    maxPrefixBlocksToMatch: z.int().nonnegative().default(2048),
+    maxPrefixTokensToMatch: z.int().nonnegative().default(131072),
+    lruCapacityPerServer: z.int().positive().default(31250),
+    /** Deprecated: block size in characters (4 per token). */
+    blockSize: z.int().positive().optional(),
+  })
+  .prefault({});
+
+/** Validated parameters of `approx-prefix-cache-producer`. */
+export type ApproxPrefixParams = z.infer<typeof parameters>;
+
+/** The producer instance: also a PreRequest (optimistic insert). `index` is exposed for metrics. */
+export class ApproxPrefixCacheProducer implements DataProducer, PreRequest {
+  readonly type = "approx-prefix-cache-producer";
+  readonly index: PrefixIndex;
+
+  constructor(
+    readonly name: string,
+    private readonly params: ApproxPrefixParams,
+    private readonly tokenizer: Tokenizer,
+  ) {
+    this.index = new PrefixIndex(params.lruCapacityPerServer);
+  }
+
+  produce(ctx: SchedulingContext, endpoints: readonly Endpoint[]): void {
+    const request = ctx.request;
+    request.tokens ??= this.tokenizer.encode(request.promptText);
+    const blockSizeTokens = this.blockSizeFor(endpoints);
+    if (this.params.autoTune) this.tuneCapacities(endpoints, blockSizeTokens);
+    const salt = typeof request.body.cache_salt === "string" ? request.body.cache_salt : "";
+    const hashes = hashPrefixBlocks(
+      request.tokens,
+      blockSizeTokens,
+      this.maxBlocks(blockSizeTokens),
+      prefixSeed(request.model, salt),
+    );
+    const keys = endpoints.map((e) => e.metadata.key);
+    const matched = new Int32Array(keys.length);
+    this.index.match(hashes, hashes.length, keys, matched);
+    const byEndpoint = new Map<string, PrefixCacheMatchInfo>();
+    for (let i = 0; i < keys.length; i++) {
+      byEndpoint.set(keys[i]!, { matchBlocks: matched[i]!, totalBlocks: hashes.length, blockSizeTokens });
+    }
+    const result: PrefixMatchResult = {
+      blockSizeTokens,
+      promptTokens: request.tokens.length,
+      hashes,
+      byEndpoint,
+    };
+    ctx.state.set(this.name, result);
+  }
+
+  preRequest(ctx: SchedulingContext, result: SchedulingResult): void {
+    const match = readPrefixMatch(ctx.state, this.name);
+    if (!match) return;
+    for (const endpoint of chosenEndpoints(result)) {
+      this.index.insert(endpoint.metadata.key, match.hashes, match.hashes.length);
+    }
+  }
+
+  /** Block size in tokens: configured (or scraped with autoTune), floored at 64. */
+  blockSizeFor(endpoints: readonly Endpoint[]): number {
+    const { blockSize, blockSizeTokens, autoTune } = this.params;
+    let size = blockSize === undefined ? blockSizeTokens : Math.ceil(blockSize / CHARS_PER_TOKEN);
+    if (autoTune) {
+      let scraped = 0;
+      for (const e of endpoints) scraped = Math.max(scraped, e.metrics.cacheBlockSize);
+      if (scraped > 0) size = scraped;
+    }
+    return Math.max(MIN_BLOCK_SIZE_TOKENS, size);
+  }
+
+  private maxBlocks(blockSizeTokens: number): number {
+    const { maxPrefixTokensToMatch, maxPrefixBlocksToMatch } = this.params;
+    if (maxPrefixTokensToMatch > 0) return Math.max(1, Math.floor(maxPrefixTokensToMatch / blockSizeTokens));
+    return maxPrefixBlocksToMatch;
+  }
+
+  /**
+   * Sizes each endpoint's LRU to its real KV capacity, converted from engine blocks into index
+   * blocks (llm-d uses the engine block count as is, overstating capacity by the block ratio).
+   */
+  private tuneCapacities(endpoints: readonly Endpoint[], blockSizeTokens: number): void {
+    for (const e of endpoints) {
+      const { cacheNumBlocks, cacheBlockSize } = e.metrics;
+      if (cacheNumBlocks <= 0) continue;
+      const tokens = cacheNumBlocks * (cacheBlockSize > 0 ? cacheBlockSize : blockSizeTokens);
+      this.index.setCapacity(e.metadata.key, Math.max(1, Math.floor(tokens / blockSizeTokens)));
+    }
+  }
+}
+
+/** Registry entry for `approx-prefix-cache-producer`. */
+export const definition: PluginDefinition<ApproxPrefixParams> = {
+  type: "approx-prefix-cache-producer",
+  stability: "beta",
+  description:
+    "Router-side approximate prefix index: per-endpoint matched prompt blocks (PrefixCacheMatchInfo)",
+  parameters,
+  create: (params, env) => new ApproxPrefixCacheProducer(env.name, params, env.tokenizer),
+};
