@@ -1,0 +1,176 @@
+/**
+ * The proxy hop for one attempt on one endpoint, on undici's low-level dispatch API: streaming
+ * (SSE) bodies are piped to the client chunk by chunk with back-pressure (the upstream is paused
+ * while the client socket is full, so a slow reader holds only its own stream), JSON bodies are
+ * buffered (they are small, and buffering lets an upstream failure become a clean 502).
+ */
+import type { IncomingHttpHeaders, ServerResponse } from "node:http";
+import type { Dispatcher } from "undici";
+import type { ResponseUsage, TerminationCause } from "../scheduler/framework/types.ts";
+import { clientResponseHeaders } from "./headers.ts";
+import { endStreamWithError, sendError, upstreamFailure } from "./respond.ts";
+import { BodyTail, findUsage } from "./usage.ts";
+
+/** What one attempt produced. */
+export type ForwardOutcome =
+  /** The endpoint could not be reached; nothing was sent to the client: try elsewhere. */
+  | { kind: "unreachable"; error: Error }
+  /** The attempt ended (the client has its answer, or is gone). */
+  | { kind: "done"; cause: TerminationCause; status: number; usage: ResponseUsage | undefined };
+
+/** One upstream request. */
+export interface ForwardRequest {
+  path: string;
+  headers: Record<string, string>;
+  body: Buffer;
+  requestId: string;
+  /** Endpoint key echoed in `x-llmd-endpoint`. */
+  endpointKey: string;
+  /** Called once, when the first body byte arrives (first token for streams). */
+  onFirstByte: () => void;
+}
+
+/** Largest non-streaming upstream body the gateway buffers (64 MiB). */
+const MAX_BUFFERED_BYTES = 64 * 1024 * 1024;
+
+/** Error codes meaning the request never reached the endpoint (safe to send elsewhere). */
+const UNREACHABLE_CODES = new Set([
+  "ECONNREFUSED",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+  "ENOTFOUND",
+  "EAI_AGAIN",
+  "UND_ERR_CONNECT_TIMEOUT",
+]);
+const TIMEOUT_CODES = new Set(["UND_ERR_HEADERS_TIMEOUT", "UND_ERR_BODY_TIMEOUT"]);
+
+function errorCode(err: Error): string {
+  return String((err as { code?: unknown }).code ?? "");
+}
+
+class ClientGone extends Error {
+  override readonly name = "ClientGone";
+}
+
+/** Forwards `req` through `dispatcher`, writing the answer to `res`. Never rejects. */
+export function forward(
+  dispatcher: Dispatcher,
+  req: ForwardRequest,
+  res: ServerResponse,
+): Promise<ForwardOutcome> {
+  return new Promise((resolve) => {
+    new ForwardHandler(req, res, resolve).start(dispatcher);
+  });
+}
+
+class ForwardHandler implements Dispatcher.DispatchHandler {
+  private controller: Dispatcher.DispatchController | undefined;
+  private clientGone = false;
+  private status = 0;
+  private headers: IncomingHttpHeaders = {};
+  private streaming = false;
+  private receivedBytes = 0;
+  private readonly tail = new BodyTail();
+  private buffered: Buffer[] = [];
+  private readonly onClientClose = (): void => {
+    if (this.res.writableFinished) return;
+    this.clientGone = true;
+    this.controller?.abort(new ClientGone("client disconnected"));
+  };
+  private readonly resumeUpstream = (): void => this.controller?.resume();
+
+  constructor(
+    private readonly req: ForwardRequest,
+    private readonly res: ServerResponse,
+    private readonly resolve: (outcome: ForwardOutcome) => void,
+  ) {}
+
+  start(dispatcher: Dispatcher): void {
+    this.res.once("close", this.onClientClose);
+    const { path, headers, body } = this.req;
+    dispatcher.dispatch({ origin: undefined, path, method: "POST", headers, body }, this);
+  }
+
+  onRequestStart(controller: Dispatcher.DispatchController): void {
+    this.controller = controller;
+    if (this.clientGone || this.res.destroyed) controller.abort(new ClientGone("client disconnected"));
+  }
+
+  onResponseStart(
+    _controller: Dispatcher.DispatchController,
+    statusCode: number,
+    headers: IncomingHttpHeaders,
+  ): void {
+    this.status = statusCode;
+    this.headers = headers;
+    this.streaming = String(headers["content-type"] ?? "").startsWith("text/event-stream");
+    if (this.streaming && !this.res.destroyed) {
+      this.res.writeHead(
+        statusCode,
+        clientResponseHeaders(headers, this.req.endpointKey, this.req.requestId),
+      );
+      this.res.flushHeaders();
+    }
+  }
+
+  onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
+    if (this.receivedBytes === 0) this.req.onFirstByte();
+    this.receivedBytes += chunk.length;
+    this.tail.push(chunk);
+    if (!this.streaming) {
+      this.buffered.push(chunk);
+      if (this.receivedBytes > MAX_BUFFERED_BYTES) controller.abort(new Error("upstream body too large"));
+      return;
+    }
+    if (this.res.destroyed) return;
+    if (!this.res.write(chunk)) {
+      controller.pause();
+      this.res.once("drain", this.resumeUpstream);
+    }
+  }
+
+  onResponseEnd(): void {
+    const usage = findUsage(this.tail.buffer());
+    if (this.streaming) this.res.end();
+    else this.sendBuffered();
+    this.finish({ kind: "done", cause: "natural", status: this.status, usage });
+  }
+
+  onResponseError(_controller: Dispatcher.DispatchController, error: Error): void {
+    if (this.clientGone || error instanceof ClientGone) {
+      this.finish({ kind: "done", cause: "client-disconnect", status: 499, usage: undefined });
+      return;
+    }
+    const code = errorCode(error);
+    if (this.status === 0 && UNREACHABLE_CODES.has(code)) {
+      this.finish({ kind: "unreachable", error });
+      return;
+    }
+    const timeout = TIMEOUT_CODES.has(code);
+    const failure = upstreamFailure(`endpoint ${this.req.endpointKey} failed: ${error.message}`, timeout);
+    if (this.streaming) endStreamWithError(this.res, failure);
+    else sendError(this.res, failure, { "x-llmd-endpoint": this.req.endpointKey });
+    this.finish({
+      kind: "done",
+      cause: timeout ? "timeout" : "error",
+      status: failure.status,
+      usage: undefined,
+    });
+  }
+
+  private sendBuffered(): void {
+    if (this.res.destroyed) return;
+    const body = Buffer.concat(this.buffered, this.receivedBytes);
+    this.buffered = [];
+    const headers = clientResponseHeaders(this.headers, this.req.endpointKey, this.req.requestId);
+    headers["content-length"] = body.length;
+    this.res.writeHead(this.status, headers);
+    this.res.end(body);
+  }
+
+  private finish(outcome: ForwardOutcome): void {
+    this.res.off("close", this.onClientClose);
+    this.res.off("drain", this.resumeUpstream);
+    this.resolve(outcome);
+  }
+}

@@ -1,0 +1,51 @@
+/**
+ * Header hygiene for the proxy hop: hop-by-hop headers never cross it (RFC 9110 §7.6.1), and
+ * lengths are recomputed because the gateway may rewrite or buffer bodies.
+ */
+import type { IncomingHttpHeaders, OutgoingHttpHeaders } from "node:http";
+
+const HOP_BY_HOP = new Set([
+  "connection",
+  "keep-alive",
+  "proxy-connection",
+  "transfer-encoding",
+  "te",
+  "trailer",
+  "upgrade",
+  "host",
+  "content-length",
+]);
+
+/** Response header naming the endpoint (`namespace/name`) that served the request. */
+export const SERVED_BY_HEADER = "x-llmd-endpoint";
+
+/** Headers for the upstream request: the client's minus hop-by-hop, plus id and body length. */
+export function upstreamRequestHeaders(
+  client: Readonly<Record<string, string>>,
+  requestId: string,
+  bodyBytes: number,
+): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const name in client) {
+    if (!HOP_BY_HOP.has(name)) out[name] = client[name] as string;
+  }
+  out["x-request-id"] = requestId;
+  out["content-length"] = String(bodyBytes);
+  return out;
+}
+
+/** Headers for the client response: the upstream's minus hop-by-hop, plus llm-d's markers. */
+export function clientResponseHeaders(
+  upstream: IncomingHttpHeaders,
+  endpointKey: string,
+  requestId: string,
+): OutgoingHttpHeaders {
+  const out: OutgoingHttpHeaders = {};
+  for (const name in upstream) {
+    if (!HOP_BY_HOP.has(name)) out[name] = upstream[name];
+  }
+  out[SERVED_BY_HEADER] = endpointKey;
+  out["x-went-into-resp-headers"] = "true";
+  out["x-request-id"] = requestId;
+  return out;
+}

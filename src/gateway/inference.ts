@@ -1,0 +1,191 @@
+/**
+ * One inference request from arrival to completion: parse → candidates → prepare → schedule →
+ * preRequest → forward (retrying elsewhere when an endpoint is unreachable) → complete. Every
+ * `preRequest` is paired with exactly one `complete`, on every path, so per-endpoint accounting
+ * in the plugins and in the router's in-flight tracker never drifts.
+ */
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { LlmdError } from "../api/errors.ts";
+import type { Clock } from "../core/clock.ts";
+import type { Endpoint } from "../endpoints/endpoint.ts";
+import type { RequestScheduler, SchedulingContext, SchedulingRequest } from "../scheduler/framework/types.ts";
+import { readBody } from "./body.ts";
+import { type ForwardOutcome, forward } from "./forward.ts";
+import { upstreamRequestHeaders } from "./headers.ts";
+import type { InflightTracker } from "./inflight.ts";
+import type { GatewayMetrics, ModelLabels } from "./metrics.ts";
+import {
+  flattenHeaders,
+  type ObjectiveMap,
+  parseInferenceRequest,
+  resolveFairnessId,
+} from "./parse-request.ts";
+import { sendError } from "./respond.ts";
+import type { GatewayPool } from "./types.ts";
+import type { Upstreams } from "./upstreams.ts";
+
+/** Shared, long-lived state the per-request flow uses. */
+export interface InferenceDeps {
+  scheduler: RequestScheduler;
+  pool: GatewayPool;
+  clock: Clock;
+  upstreams: Upstreams;
+  metrics: GatewayMetrics;
+  inflight: InflightTracker;
+  objectives: ObjectiveMap;
+  maxBodyBytes: number;
+  maxAttempts: number;
+}
+
+const noEndpoints = (model: string) =>
+  new LlmdError("no_endpoints", `no ready endpoint serves model '${model}'`, {
+    status: 503,
+    droppedReason: "rejected-no-endpoints",
+  });
+const saturated = () =>
+  new LlmdError("saturated", "the scheduler found no endpoint for this request", {
+    status: 429,
+    droppedReason: "rejected-saturated",
+  });
+const unknownModel = (model: string) =>
+  new LlmdError("model_not_found", `The model '${model}' does not exist.`, { status: 404, param: "model" });
+
+/** Serves one POST to an inference path. Never rejects. */
+export async function handleInference(
+  deps: InferenceDeps,
+  path: string,
+  req: IncomingMessage,
+  res: ServerResponse,
+): Promise<void> {
+  const raw = await readBody(req, deps.maxBodyBytes).catch(() => undefined);
+  if (raw === undefined) return;
+  if (raw instanceof LlmdError) return sendError(res, raw);
+  const request = parseInferenceRequest(path, flattenHeaders(req.headers), raw, deps.objectives);
+  if (request instanceof LlmdError) return sendError(res, request);
+  const endpoints = deps.pool.candidates(request.model);
+  if (endpoints.length === 0) return sendError(res, missingEndpointsError(deps.pool, request.model));
+  // Client-chosen model names would make label cardinality unbounded: only served models count.
+  const model = deps.pool.models().includes(request.model) ? request.model : "other";
+  const labels: ModelLabels = { model_name: model, target_model_name: model };
+  await new RequestFlow(deps, request, upstreamBody(request, raw), labels, res).run(endpoints);
+}
+
+function missingEndpointsError(pool: GatewayPool, model: string): LlmdError {
+  const models = pool.models();
+  return models.length > 0 && !models.includes(model) ? unknownModel(model) : noEndpoints(model);
+}
+
+/** The raw body, re-serialised only when a model rewrite changed the target model. */
+function upstreamBody(request: SchedulingRequest, raw: Buffer): Buffer {
+  if (request.body.model === request.model) return raw;
+  return Buffer.from(JSON.stringify({ ...request.body, model: request.model }));
+}
+
+/** State of one admitted request across its attempts. */
+class RequestFlow {
+  private readonly startedAt: number;
+  private firstByteAt: number | undefined;
+  private readonly headers: Record<string, string>;
+  private readonly streaming: boolean;
+
+  constructor(
+    private readonly deps: InferenceDeps,
+    private readonly request: SchedulingRequest,
+    private readonly body: Buffer,
+    private readonly labels: ModelLabels,
+    private readonly res: ServerResponse,
+  ) {
+    this.startedAt = performance.now();
+    this.headers = upstreamRequestHeaders(request.headers, request.requestId, body.length);
+    this.streaming = request.body.stream === true;
+  }
+
+  async run(candidates: readonly Endpoint[]): Promise<void> {
+    this.deps.metrics.requestStarted(this.labels);
+    let endpoints = candidates;
+    let failure: LlmdError | undefined;
+    for (let attempt = 0; attempt < this.deps.maxAttempts && endpoints.length > 0; attempt++) {
+      const step = await this.attempt(endpoints);
+      if (step === "done") break;
+      if (step instanceof LlmdError) {
+        failure = step;
+        break;
+      }
+      endpoints = this.deps.pool.candidates(this.request.model).filter((e) => e.metadata.key !== step);
+      failure = noEndpoints(this.request.model);
+    }
+    if (failure) this.fail(failure);
+    this.deps.metrics.requestEnded(this.labels, this.elapsed(), this.ttft(), this.streaming);
+  }
+
+  /** One scheduling + dispatch attempt: "done", an error to answer with, or the unreachable key. */
+  private async attempt(endpoints: readonly Endpoint[]): Promise<"done" | LlmdError | string> {
+    const { scheduler, clock } = this.deps;
+    const ctx: SchedulingContext = { request: this.request, state: new Map(), clock };
+    const pending = scheduler.prepare(ctx, endpoints);
+    if (pending) await pending;
+    resolveFairnessId(this.request);
+    const started = performance.now();
+    const result = scheduler.schedule(ctx, endpoints);
+    this.deps.metrics.scheduled((performance.now() - started) / 1000);
+    if (result instanceof LlmdError) return result;
+    const target = result.profileResults.get(result.primaryProfileName)?.targetEndpoints[0];
+    if (!target) return saturated();
+    scheduler.preRequest(ctx, result);
+    const outcome = await this.dispatch(ctx, target);
+    if (outcome.kind === "unreachable") {
+      scheduler.complete(ctx, target, "error", undefined);
+      this.deps.pool.markFailed(target.metadata.key);
+      return target.metadata.key;
+    }
+    scheduler.complete(ctx, target, outcome.cause, outcome.usage);
+    this.record(outcome);
+    return "done";
+  }
+
+  private async dispatch(ctx: SchedulingContext, target: Endpoint): Promise<ForwardOutcome> {
+    const { pool, inflight, upstreams, scheduler } = this.deps;
+    const key = target.metadata.key;
+    pool.noteDispatched(key);
+    inflight.add(key);
+    try {
+      return await forward(
+        upstreams.get(target.metadata),
+        {
+          path: this.request.path,
+          headers: this.headers,
+          body: this.body,
+          requestId: this.request.requestId,
+          endpointKey: key,
+          onFirstByte: () => {
+            this.firstByteAt = performance.now();
+            scheduler.firstToken(ctx, target);
+          },
+        },
+        this.res,
+      );
+    } finally {
+      inflight.remove(key);
+    }
+  }
+
+  private record(outcome: Extract<ForwardOutcome, { kind: "done" }>): void {
+    const { metrics } = this.deps;
+    if (outcome.usage) metrics.usage(this.labels, outcome.usage);
+    if (outcome.cause === "client-disconnect") metrics.requestFailed(this.labels, "client_disconnect");
+    else if (outcome.status >= 400) metrics.requestFailed(this.labels, `http_${outcome.status}`);
+  }
+
+  private fail(error: LlmdError): void {
+    this.deps.metrics.requestFailed(this.labels, error.code);
+    sendError(this.res, error);
+  }
+
+  private elapsed(): number {
+    return (performance.now() - this.startedAt) / 1000;
+  }
+
+  private ttft(): number | undefined {
+    return this.firstByteAt === undefined ? undefined : (this.firstByteAt - this.startedAt) / 1000;
+  }
+}

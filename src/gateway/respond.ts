@@ -1,0 +1,39 @@
+/** Writing gateway-originated responses: JSON bodies, OpenAI errors, SSE error events. */
+import type { OutgoingHttpHeaders, ServerResponse } from "node:http";
+import { LlmdError, toOpenAIError } from "../api/errors.ts";
+
+/** Sends a JSON body with an explicit length (no-op when the client is gone). */
+export function sendJson(
+  res: ServerResponse,
+  status: number,
+  body: unknown,
+  headers: OutgoingHttpHeaders = {},
+): void {
+  if (res.headersSent || res.destroyed) return;
+  const payload = Buffer.from(JSON.stringify(body));
+  res.writeHead(status, {
+    ...headers,
+    "content-type": "application/json",
+    "content-length": payload.length,
+  });
+  res.end(payload);
+}
+
+/** Sends any error as OpenAI error JSON with its status and llm-d headers. */
+export function sendError(res: ServerResponse, err: unknown, headers: OutgoingHttpHeaders = {}): void {
+  const { status, body, headers: errorHeaders } = toOpenAIError(err);
+  sendJson(res, status, body, { ...headers, ...errorHeaders });
+}
+
+/** Ends an SSE stream that already started with one `data: {"error":…}` event (never hangs). */
+export function endStreamWithError(res: ServerResponse, err: LlmdError): void {
+  if (res.destroyed || res.writableEnded) return;
+  res.end(`data: ${JSON.stringify(toOpenAIError(err).body)}\n\n`);
+}
+
+/** The upstream failed after the request reached it (502, or 504 for a timeout). */
+export function upstreamFailure(message: string, timeout: boolean): LlmdError {
+  return timeout
+    ? new LlmdError("upstream_timeout", message, { status: 504 })
+    : new LlmdError("upstream_failed", message, { status: 502 });
+}

@@ -1,0 +1,135 @@
+/**
+ * The gateway's HTTP front door on raw node:http: OpenAI inference paths are scheduled and
+ * proxied; `/v1/models`, `/health`, `/ready` and `/metrics` are answered locally.
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { LlmdError } from "../api/errors.ts";
+import { wallClock } from "../core/clock.ts";
+import { instrumentScheduler } from "../scheduler/framework/instrument.ts";
+import { Scheduler } from "../scheduler/framework/scheduler.ts";
+import type { RequestScheduler } from "../scheduler/framework/types.ts";
+import { DEFAULT_MAX_BODY_BYTES } from "./body.ts";
+import { handleInference, type InferenceDeps } from "./inference.ts";
+import { InflightTracker } from "./inflight.ts";
+import { GatewayMetrics } from "./metrics.ts";
+import { INFERENCE_PATHS } from "./parse-request.ts";
+import { sendError, sendJson } from "./respond.ts";
+import type { GatewayOptions, GatewayPool } from "./types.ts";
+import { Upstreams } from "./upstreams.ts";
+
+/** A running gateway. */
+export interface Gateway {
+  /** `http://host:port` */
+  url: string;
+  port: number;
+  metrics: GatewayMetrics;
+  /** The router's own in-flight count per endpoint. */
+  inflight: InflightTracker;
+  /** Stops accepting, aborts in-flight upstream requests, closes sockets. */
+  close(): Promise<void>;
+}
+
+/** Reports plugin and scheduling timings of a framework `Scheduler` into the gateway metrics. */
+function instrumented(scheduler: RequestScheduler, metrics: GatewayMetrics): RequestScheduler {
+  if (!(scheduler instanceof Scheduler)) return scheduler;
+  return instrumentScheduler(scheduler, {
+    pluginDuration: (point, plugin, seconds) =>
+      metrics.pluginDuration.observe(
+        { extension_point: point, plugin_type: plugin.type, plugin_name: plugin.name },
+        seconds,
+      ),
+    schedulerDuration: () => {},
+  });
+}
+
+function modelList(pool: GatewayPool): unknown {
+  const data = pool.models().map((id) => ({ id, object: "model", created: 0, owned_by: "llmd", root: id }));
+  return { object: "list", data };
+}
+
+const notFound = (path: string) => new LlmdError("not_found", `no route for ${path}`, { status: 404 });
+const methodNotAllowed = (method: string, path: string) =>
+  new LlmdError("method_not_allowed", `${method} is not allowed on ${path}`, { status: 405 });
+
+type LocalHandler = (deps: InferenceDeps, res: ServerResponse) => void;
+
+const LOCAL_ROUTES: ReadonlyMap<string, LocalHandler> = new Map<string, LocalHandler>([
+  ["/health", (_deps, res) => sendJson(res, 200, { status: "ok" })],
+  [
+    "/ready",
+    (deps, res) => {
+      const ready = deps.pool.candidates().length;
+      sendJson(res, ready > 0 ? 200 : 503, { ready, status: ready > 0 ? "ready" : "no ready endpoints" });
+    },
+  ],
+  ["/v1/models", (deps, res) => sendJson(res, 200, modelList(deps.pool))],
+  [
+    "/metrics",
+    (deps, res) => {
+      void deps.metrics.registry.metrics().then((text) => {
+        res.writeHead(200, { "content-type": deps.metrics.registry.contentType });
+        res.end(text);
+      });
+    },
+  ],
+]);
+
+function route(deps: InferenceDeps, req: IncomingMessage, res: ServerResponse): void {
+  const url = req.url ?? "/";
+  const query = url.indexOf("?");
+  const path = query < 0 ? url : url.slice(0, query);
+  const method = req.method ?? "";
+  if (INFERENCE_PATHS.has(path)) {
+    if (method === "POST") void handleInference(deps, path, req, res);
+    else sendError(res, methodNotAllowed(method, path));
+    return;
+  }
+  const local = LOCAL_ROUTES.get(path);
+  if (!local) sendError(res, notFound(path));
+  else if (method !== "GET" && method !== "HEAD") sendError(res, methodNotAllowed(method, path));
+  else local(deps, res);
+}
+
+function listen(server: Server, port: number, host: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(port, host, () => {
+      server.off("error", reject);
+      resolve((server.address() as AddressInfo).port);
+    });
+  });
+}
+
+/** Starts the gateway; resolves once it listens. The caller owns the pool's start/stop. */
+export async function startGateway(options: GatewayOptions): Promise<Gateway> {
+  const inflight = new InflightTracker();
+  const metrics = new GatewayMetrics(options.pool, inflight, options.poolName);
+  const upstreams = new Upstreams(options.upstream);
+  const deps: InferenceDeps = {
+    scheduler: instrumented(options.scheduler, metrics),
+    pool: options.pool,
+    clock: options.clock ?? wallClock,
+    upstreams,
+    metrics,
+    inflight,
+    objectives: options.objectives ?? new Map(),
+    maxBodyBytes: options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
+    maxAttempts: options.maxAttempts ?? 3,
+  };
+  const server = createServer({ keepAliveTimeout: 65_000 }, (req, res) => route(deps, req, res));
+  const host = options.host ?? "127.0.0.1";
+  const port = await listen(server, options.port ?? 8080, host);
+  return {
+    url: `http://${host.includes(":") ? `[${host}]` : host}:${port}`,
+    port,
+    metrics,
+    inflight,
+    close: async () => {
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeAllConnections();
+      await upstreams.close();
+      await closed;
+    },
+  };
+}

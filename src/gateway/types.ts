@@ -1,0 +1,39 @@
+/** What the gateway needs from its collaborators, as narrow structural contracts. */
+import type { Clock } from "../core/clock.ts";
+import type { Endpoint } from "../endpoints/endpoint.ts";
+import type { RequestScheduler } from "../scheduler/framework/types.ts";
+import type { PoolMetricsView } from "./metrics.ts";
+import type { ObjectiveMap } from "./parse-request.ts";
+import type { UpstreamOptions } from "./upstreams.ts";
+
+/** The endpoint pool as the gateway drives it (src/endpoints/pool.ts `EndpointPool` fits). */
+export interface GatewayPool extends PoolMetricsView {
+  /** Ready endpoints serving `model` (all ready endpoints when `model` is omitted). */
+  candidates(model?: string): readonly Endpoint[];
+  /** A request was sent to `key` (counts into `dispatchedSinceScrape`). */
+  noteDispatched(key: string): void;
+  /** `key` refused a connection: take it out of the candidates until it is healthy again. */
+  markFailed(key: string): void;
+  /** Union of served model names (for `/v1/models`). */
+  models(): string[];
+}
+
+/** Everything `startGateway` composes. */
+export interface GatewayOptions {
+  scheduler: RequestScheduler;
+  pool: GatewayPool;
+  /** TCP port (0 = any free port; default 8080). */
+  port?: number;
+  /** Bind address (default 127.0.0.1). */
+  host?: string;
+  clock?: Clock;
+  /** Request body limit in bytes (default 16 MiB); larger bodies get 413. */
+  maxBodyBytes?: number;
+  /** InferenceObjective name → priority (`x-llm-d-inference-objective`). */
+  objectives?: ObjectiveMap;
+  upstream?: UpstreamOptions;
+  /** Endpoints tried per request when connections are refused (default 3). */
+  maxAttempts?: number;
+  /** `name` label of the pool gauges (default `default`). */
+  poolName?: string;
+}

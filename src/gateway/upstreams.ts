@@ -1,0 +1,56 @@
+/**
+ * One keep-alive undici `Pool` per model-server endpoint, created on first use and closed with
+ * the gateway, so connections are reused across requests and a dead endpoint's sockets stay
+ * isolated from healthy ones.
+ */
+import { Pool } from "undici";
+import type { EndpointMetadata } from "../endpoints/endpoint.ts";
+
+/** Connection settings for every upstream pool. */
+export interface UpstreamOptions {
+  /** Max sockets per endpoint (default 256: every in-flight stream holds one). */
+  connectionsPerEndpoint?: number;
+  /** Connect timeout in ms (default 2000: a dead endpoint fails fast so the request moves on). */
+  connectTimeoutMs?: number;
+  /** Time to response headers in ms (default 600000: a long queue on the model server is normal). */
+  headersTimeoutMs?: number;
+  /** Max gap between body chunks in ms (default 300000). */
+  bodyTimeoutMs?: number;
+}
+
+/** Origin URL of an endpoint (`http://address:port`). */
+export function endpointOrigin(meta: EndpointMetadata): string {
+  const host = meta.address.includes(":") ? `[${meta.address}]` : meta.address;
+  return `http://${host}:${meta.port}`;
+}
+
+/** Lazily created undici pools keyed by origin. */
+export class Upstreams {
+  private readonly pools = new Map<string, Pool>();
+
+  constructor(private readonly options: UpstreamOptions = {}) {}
+
+  /** The pool for an endpoint (same instance for the same origin). */
+  get(meta: EndpointMetadata): Pool {
+    const origin = endpointOrigin(meta);
+    let pool = this.pools.get(origin);
+    if (!pool) {
+      pool = new Pool(origin, {
+        connections: this.options.connectionsPerEndpoint ?? 256,
+        connectTimeout: this.options.connectTimeoutMs ?? 2000,
+        headersTimeout: this.options.headersTimeoutMs ?? 600_000,
+        bodyTimeout: this.options.bodyTimeoutMs ?? 300_000,
+        keepAliveTimeout: 30_000,
+      });
+      this.pools.set(origin, pool);
+    }
+    return pool;
+  }
+
+  /** Destroys every pool (in-flight upstream requests are aborted). */
+  async close(): Promise<void> {
+    const pools = [...this.pools.values()];
+    this.pools.clear();
+    await Promise.all(pools.map((p) => p.destroy()));
+  }
+}
