@@ -1,0 +1,55 @@
+/**
+ * The ideal prefix-hit ceiling (workloads.md §6): one infinite cache that has seen every earlier
+ * admitted request. A request's hit is its longest leading run of already-seen segments, counted
+ * in whole engine blocks and capped at `inputTokens − 1` (the engine always recomputes the last
+ * token), exactly like the engine's own accounting. Segment identities are chained, so a segment
+ * only matches after the same prefix.
+ */
+import { fnv1a32, mix32 } from "../workloads/rng.ts";
+import type { Segment } from "../workloads/types.ts";
+
+const SHARDS = 32;
+
+/** Infinite prefix cache over segment chains. */
+export class IdealPrefixCache {
+  private readonly shards: Set<number>[] = Array.from({ length: SHARDS }, () => new Set<number>());
+  private readonly nsHashes = new Map<string, number>();
+
+  /** @param blockTokens engine block size in tokens (> 0). */
+  constructor(private readonly blockTokens: number) {}
+
+  /** Hit tokens this request would get, then records its segments as seen. */
+  lookupAndInsert(segments: readonly Segment[], inputTokens: number): number {
+    let h1 = 0x9747b28c;
+    let h2 = 0x5bd1e995;
+    let run = 0;
+    let matching = true;
+    for (const s of segments) {
+      const ns = this.nsHash(s.ns);
+      h1 = mix32(mix32(mix32(h1, ns), s.id), s.tokens);
+      h2 = mix32(mix32(mix32(h2 ^ 0x27d4eb2f, s.id), ns), s.tokens);
+      const key = h1 * 0x200000 + (h2 & 0x1fffff);
+      const shard = this.shards[h2 % SHARDS]!;
+      if (matching && shard.has(key)) run += s.tokens;
+      else {
+        matching = false;
+        shard.add(key);
+      }
+    }
+    return wholeBlocks(Math.min(run, inputTokens - 1), this.blockTokens);
+  }
+
+  private nsHash(ns: string): number {
+    let h = this.nsHashes.get(ns);
+    if (h === undefined) {
+      h = fnv1a32(ns);
+      this.nsHashes.set(ns, h);
+    }
+    return h;
+  }
+}
+
+/** `tokens` rounded down to whole blocks (never negative). */
+export function wholeBlocks(tokens: number, blockTokens: number): number {
+  return tokens <= 0 ? 0 : Math.floor(tokens / blockTokens) * blockTokens;
+}

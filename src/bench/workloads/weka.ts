@@ -1,0 +1,148 @@
+/**
+ * WEKA Claude Code sessions (shared/data/traces/weka-claude-code, flattened by convert_weka.py) as
+ * closed-loop agent sessions: main-agent turns issued at previous completion + think time (capped),
+ * sub-agents started after the main turn that precedes their spawn, the next main turn waiting for
+ * them. Block ids are per session (namespace `weka:<session>#<instance>`); a warm fraction of the
+ * tools + system prompt maps to a cross-session namespace (workloads.md §5.5).
+ */
+import type { StreamPlan, TurnPlan } from "./agent-session.ts";
+import { readLines } from "./trace-files.ts";
+import { makeRequest, type Segment } from "./types.ts";
+
+/** Weka's block size in tokens. */
+export const WEKA_BLOCK_TOKENS = 64;
+
+/** One request row of requests.jsonl (fields used here). */
+export interface WekaRequestRow {
+  session: string;
+  agent: string;
+  i: number;
+  t: number;
+  in: number;
+  out: number;
+  api_time: number;
+  think_time: number;
+  hash_runs: [number, number][];
+}
+
+/** One sub-agent of sessions.jsonl. */
+export interface WekaSubagentMeta {
+  agent_id: string;
+  subagent_type?: string;
+  t_spawn: number;
+  tool_tokens?: number;
+  system_tokens?: number;
+}
+
+/** One session: metadata plus its requests grouped by agent, in order. */
+export interface WekaSession {
+  session: string;
+  toolTokens: number;
+  systemTokens: number;
+  subagents: WekaSubagentMeta[];
+  agents: Map<string, WekaRequestRow[]>;
+}
+
+/** Options for turning a session into a plan. */
+export interface WekaPlanOptions {
+  /** Fraction (0..1) of tools + system prompt shared across sessions. */
+  warmFraction: number;
+  /** Cap on think times and spawn delays, ms (Infinity = none). */
+  thinkCapMs: number;
+}
+
+/** Loads sessions.jsonl and requests.jsonl from a trace directory (relative to the traces dir). */
+export function loadWekaSessions(dir = "weka-claude-code"): WekaSession[] {
+  const sessions = new Map<string, WekaSession>();
+  for (const line of readLines(`${dir}/sessions.jsonl`)) {
+    const s = JSON.parse(line);
+    sessions.set(s.session, {
+      session: s.session,
+      toolTokens: s.tool_tokens ?? 0,
+      systemTokens: s.system_tokens ?? 0,
+      subagents: s.subagents ?? [],
+      agents: new Map(),
+    });
+  }
+  for (const line of readLines(`${dir}/requests.jsonl`)) addRow(sessions, JSON.parse(line));
+  return [...sessions.values()].filter((s) => (s.agents.get("main")?.length ?? 0) > 0);
+}
+
+function addRow(sessions: Map<string, WekaSession>, row: WekaRequestRow): void {
+  const session = sessions.get(row.session);
+  if (!session) return;
+  const rows = session.agents.get(row.agent) ?? [];
+  rows.push(row);
+  session.agents.set(row.agent, rows);
+}
+
+/** Expands run-length-encoded hash ids. */
+export function expandRuns(runs: readonly [number, number][]): number[] {
+  const ids: number[] = [];
+  for (const [start, count] of runs) for (let k = 0; k < count; k++) ids.push(start + k);
+  return ids;
+}
+
+/** Builds the closed-loop plan of one session instance. */
+export function wekaPlan(session: WekaSession, instance: number, options: WekaPlanOptions): StreamPlan {
+  const ns = `weka:${session.session}#${instance}`;
+  const shared = new Map<number, Segment>();
+  const cap = (seconds: number) => Math.min(options.thinkCapMs, Math.max(0, seconds * 1000));
+  const stream = (agent: string, rows: readonly WekaRequestRow[], warmTokens: number): StreamPlan => {
+    const warmBlocks = Math.floor((options.warmFraction * warmTokens) / WEKA_BLOCK_TOKENS);
+    const sharedNs = agent === "main" ? "weka:shared" : `weka:shared:${agent}`;
+    return {
+      turns: rows.map((row, k) => ({
+        thinkMs: k === 0 ? 0 : cap(row.think_time),
+        build: () => {
+          const ids = expandRuns(row.hash_runs);
+          if (k === 0)
+            for (let p = 0; p < Math.min(warmBlocks, ids.length); p++) remember(shared, ids[p]!, sharedNs, p);
+          const segments = wekaSegments(ids, row.in, ns, shared, `${agent}:${row.i}`);
+          return makeRequest(`${ns}:${agent}:${row.i}`, segments, row.out, {
+            sessionId: ns,
+            kind: agent === "main" ? "main" : "sub-agent",
+          });
+        },
+      })),
+    };
+  };
+  const mainRows = session.agents.get("main") ?? [];
+  const main = stream("main", mainRows, session.toolTokens + session.systemTokens);
+  for (const sub of session.subagents) {
+    const rows = session.agents.get(sub.agent_id);
+    if (!rows?.length) continue;
+    const k = parentTurn(mainRows, sub.t_spawn);
+    const parent = mainRows[k]!;
+    const turn = main.turns[k] as TurnPlan;
+    const warm = (sub.tool_tokens ?? 0) + (sub.system_tokens ?? 0);
+    const delayMs = cap(sub.t_spawn - parent.t - parent.api_time);
+    (turn.spawns ??= []).push({ delayMs, stream: stream(sub.subagent_type ?? sub.agent_id, rows, warm) });
+  }
+  return main;
+}
+
+function remember(shared: Map<number, Segment>, id: number, ns: string, position: number): void {
+  if (!shared.has(id)) shared.set(id, { ns, id: position, tokens: WEKA_BLOCK_TOKENS });
+}
+
+/** Index of the last main request issued at or before `t` (0 if none). */
+function parentTurn(rows: readonly WekaRequestRow[], t: number): number {
+  let k = 0;
+  for (let j = 0; j < rows.length && rows[j]!.t <= t; j++) k = j;
+  return k;
+}
+
+/** Segments of one request: a block per hash id, then a unique tail (§5.4, n = floor(L/64)). */
+export function wekaSegments(
+  ids: readonly number[],
+  inputTokens: number,
+  ns: string,
+  shared: ReadonlyMap<number, Segment>,
+  tailKey: string,
+): Segment[] {
+  const segments: Segment[] = ids.map((id) => shared.get(id) ?? { ns, id, tokens: WEKA_BLOCK_TOKENS });
+  const tail = inputTokens - ids.length * WEKA_BLOCK_TOKENS;
+  if (tail > 0) segments.push({ ns: `${ns}:tail:${tailKey}`, id: 0, tokens: tail });
+  return segments;
+}
