@@ -23,8 +23,8 @@ const SCHEDULER_BUCKETS = [0.0001, 0.0002, 0.0005, 0.001, 0.002, 0.005, 0.01, 0.
 export interface PoolMetricsView {
   /** Ready endpoints. */
   candidates(): readonly Endpoint[];
-  /** Scrape failures since start (for `datalayer_poll_errors_total`); absent = not exported. */
-  pollErrors?(): number;
+  /** Pool counters; `pollErrorsTotal` feeds `datalayer_poll_errors_total` (absent = not exported). */
+  counters?(): { readonly pollErrorsTotal: number };
 }
 
 /** Labels identifying the model of one request. */
@@ -185,8 +185,8 @@ function registerPoolGauges(registry: Registry, pool: PoolMetricsView, poolName:
     average(eps, (e) => e.metrics.runningRequestsSize),
   );
   gauge("ready_endpoints", "Ready endpoints", (eps) => eps.length);
-  const pollErrors = pool.pollErrors?.bind(pool);
-  if (!pollErrors) return;
+  if (!pool.counters) return;
+  const pollErrors = () => pool.counters?.().pollErrorsTotal ?? 0;
   let reported = 0;
   new Counter({
     name: "llm_d_epp_datalayer_poll_errors_total",

@@ -1,0 +1,161 @@
+import assert from "node:assert/strict";
+import { once } from "node:events";
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { connect } from "node:net";
+import { after, describe, it } from "node:test";
+import { Pool } from "undici";
+import { type ForwardOutcome, forward } from "./forward.ts";
+
+type Handler = (req: IncomingMessage, res: ServerResponse) => void;
+
+const servers: Server[] = [];
+after(() => {
+  for (const s of servers) s.closeAllConnections();
+  for (const s of servers) s.close();
+});
+
+async function serve(handler: Handler): Promise<string> {
+  const server = createServer(handler);
+  servers.push(server);
+  server.listen(0, "127.0.0.1");
+  await once(server, "listening");
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}
+
+/** A proxy whose only route forwards to `upstream`; outcomes are collected in order. */
+async function proxyTo(upstream: string, firstBytes: string[] = []) {
+  const pool = new Pool(upstream);
+  const outcomes: ForwardOutcome[] = [];
+  let settled: (o: ForwardOutcome) => void = () => {};
+  const url = await serve((req, res) => {
+    const body = Buffer.from("{}");
+    void forward(
+      pool,
+      {
+        path: req.url ?? "/",
+        headers: { "content-type": "application/json", "content-length": String(body.length) },
+        body,
+        requestId: "r1",
+        endpointKey: "default/up",
+        onFirstByte: () => firstBytes.push("first"),
+      },
+      res,
+    ).then((o) => {
+      outcomes.push(o);
+      settled(o);
+    });
+  });
+  const next = () => new Promise<ForwardOutcome>((resolve) => (settled = resolve));
+  return { url, outcomes, next, pool };
+}
+
+const sseUsage = `data: {"choices":[],"usage":{"prompt_tokens":9,"completion_tokens":2,"prompt_tokens_details":{"cached_tokens":4}}}\n\n`;
+
+describe("forward", () => {
+  it("streams SSE through, reads the final usage chunk and reports the first byte once", async () => {
+    const upstream = await serve((_req, res) => {
+      res.writeHead(200, { "content-type": "text/event-stream" });
+      res.write('data: {"choices":[{"delta":{"content":"a"}}]}\n\n');
+      res.write('data: {"choices":[{"delta":{"content":"b"}}]}\n\n');
+      res.end(`${sseUsage}data: [DONE]\n\n`);
+    });
+    const firstBytes: string[] = [];
+    const proxy = await proxyTo(upstream, firstBytes);
+    const done = proxy.next();
+    const response = await fetch(`${proxy.url}/v1/chat/completions`);
+    const text = await response.text();
+    assert.equal(response.headers.get("x-llmd-endpoint"), "default/up");
+    assert.match(text, /"content":"a".*"content":"b".*\[DONE\]/s);
+    assert.deepEqual(await done, {
+      kind: "done",
+      cause: "natural",
+      status: 200,
+      usage: { promptTokens: 9, completionTokens: 2, cachedTokens: 4 },
+    });
+    assert.deepEqual(firstBytes, ["first"]);
+  });
+
+  it("ends a stream whose upstream dies with an SSE error event", async () => {
+    const upstream = await serve((_req, res) => {
+      res.writeHead(200, { "content-type": "text/event-stream" });
+      res.write('data: {"choices":[{"delta":{"content":"a"}}]}\n\n', () => res.socket?.destroy());
+    });
+    const proxy = await proxyTo(upstream);
+    const done = proxy.next();
+    const text = await (await fetch(`${proxy.url}/v1/completions`)).text();
+    assert.match(text, /data: \{"error":\{"message":"endpoint default\/up failed/);
+    const outcome = await done;
+    assert.equal(outcome.kind === "done" && outcome.cause, "error");
+  });
+
+  it("answers 502 JSON when a non-streaming upstream dies", async () => {
+    const upstream = await serve((req) => req.socket.destroy());
+    const proxy = await proxyTo(upstream);
+    const response = await fetch(`${proxy.url}/v1/completions`);
+    assert.equal(response.status, 502);
+    const body = (await response.json()) as { error: { code: string; type: string } };
+    assert.deepEqual([body.error.code, body.error.type], ["upstream_failed", "server_error"]);
+  });
+
+  it("reports an unreachable endpoint without touching the client response", async () => {
+    const dead = await serve(() => {});
+    const port = new URL(dead).port;
+    await new Promise((resolve) => servers.pop()?.close(resolve));
+    const proxy = await proxyTo(`http://127.0.0.1:${port}`);
+    const done = proxy.next();
+    const request = fetch(`${proxy.url}/v1/completions`, { signal: AbortSignal.timeout(2000) });
+    const outcome = await done;
+    assert.equal(outcome.kind, "unreachable");
+    await request.catch(() => {});
+  });
+
+  it("aborts the upstream request when the client disconnects", async () => {
+    let upstreamClosed!: () => void;
+    const closed = new Promise<void>((resolve) => (upstreamClosed = resolve));
+    const upstream = await serve((_req, res) => {
+      res.writeHead(200, { "content-type": "text/event-stream" });
+      res.write('data: {"choices":[]}\n\n');
+      res.on("close", upstreamClosed);
+    });
+    const proxy = await proxyTo(upstream);
+    const done = proxy.next();
+    const controller = new AbortController();
+    const response = await fetch(`${proxy.url}/v1/completions`, { signal: controller.signal });
+    await response.body?.getReader().read();
+    controller.abort();
+    await closed;
+    const outcome = await done;
+    assert.equal(outcome.kind === "done" && outcome.cause, "client-disconnect");
+  });
+
+  it("pauses the upstream while the client does not read (no unbounded buffering)", async () => {
+    const chunk = Buffer.alloc(64 * 1024, "x");
+    let flushed = 0;
+    let stop = false;
+    const upstream = await serve(async (_req, res) => {
+      res.writeHead(200, { "content-type": "text/event-stream" });
+      // Writes until the socket pushes back, counting what the proxy actually accepted.
+      while (!stop && flushed < 256 * 1024 * 1024) {
+        if (!res.write(chunk)) await once(res, "drain");
+        flushed += chunk.length;
+      }
+      res.end();
+    });
+    const proxy = await proxyTo(upstream);
+    const { port } = new URL(proxy.url);
+    const socket = connect(Number(port), "127.0.0.1");
+    socket.write("GET /v1/completions HTTP/1.1\r\nhost: x\r\n\r\n");
+    socket.pause();
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const stalledAt = flushed;
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    assert.ok(stalledAt < 32 * 1024 * 1024, `upstream pushed ${stalledAt} bytes into a stalled client`);
+    assert.equal(flushed, stalledAt, "upstream kept flowing while the client was not reading");
+    stop = true;
+    const done = proxy.next();
+    socket.destroy();
+    const outcome = await done;
+    assert.equal(outcome.kind === "done" && outcome.cause, "client-disconnect");
+  });
+});
