@@ -74,7 +74,10 @@ export class AgentSession {
 
   private advance(stream: StreamState, delayMs: number, out: Delayed[]): void {
     const turn = stream.plan.turns[stream.next];
-    if (!turn) return this.finish(stream, out);
+    if (!turn) {
+      this.finish(stream, out);
+      return;
+    }
     stream.next++;
     const request = turn.build();
     this.byRequest.set(request.id, stream);
