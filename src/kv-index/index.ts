@@ -1,7 +1,6 @@
 /** KV index: prefix block hashing, the approximate prefix index and the match data it publishes. */
 export { blockCount, hashPrefixBlocks, prefixSeed } from "./block-hasher.ts";
 export {
-  DEFAULT_PREFIX_PRODUCER,
   matchRatio,
   type PrefixCacheMatchInfo,
   type PrefixMatchResult,

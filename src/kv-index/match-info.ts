@@ -1,16 +1,18 @@
 /**
  * What a prefix-match producer (approximate or precise) publishes for one scheduling cycle, and
  * how consumers (prefix-cache scorer, affinity filter, in-flight load, P/D decider) read it.
- * A producer stores one `PrefixMatchResult` in `ctx.state` under its instance name.
+ * A producer stores one `PrefixMatchResult` per request in `ctx.state` (not on the shared endpoint
+ * objects, so interleaved requests cannot see each other's matches) under a key its consumers
+ * derive from the producer's instance name (the framework's `attributeKey`).
  */
 
-/** llm-d's `PrefixCacheMatchInfo` for one endpoint. */
+/**
+ * llm-d's `PrefixCacheMatchInfo` for one endpoint (same shape as the framework's data key value):
+ * leading blocks held contiguously from the start, blocks considered, tokens per block.
+ */
 export interface PrefixCacheMatchInfo {
-  /** Leading blocks of the prompt this endpoint holds (contiguous from the start). */
   matchBlocks: number;
-  /** Blocks of the prompt considered (capped by the producer's match limit). */
   totalBlocks: number;
-  /** Tokens per block. */
   blockSizeTokens: number;
 }
 
@@ -26,15 +28,12 @@ export interface PrefixMatchResult {
   byEndpoint: Map<string, PrefixCacheMatchInfo>;
 }
 
-/** Default producer instance name consumers read from. */
-export const DEFAULT_PREFIX_PRODUCER = "approx-prefix-cache-producer";
-
-/** Reads the prefix match a producer stored in `state`, if any. */
+/** Reads the prefix match stored in `state` under `stateKey`, if any. */
 export function readPrefixMatch(
   state: ReadonlyMap<string, unknown>,
-  producerName: string,
+  stateKey: string,
 ): PrefixMatchResult | undefined {
-  const value = state.get(producerName);
+  const value = state.get(stateKey);
   if (value && typeof value === "object" && "byEndpoint" in value && "hashes" in value) {
     return value as PrefixMatchResult;
   }

@@ -1,7 +1,8 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { type PrefixMatchResult, readPrefixMatch } from "../../../kv-index/index.ts";
-import { instantiate, makeContext, makeEndpoint, resultFor } from "../testing.ts";
+import { makeContext, makeEndpoint } from "../../framework/testing.ts";
+import { instantiate, resultFor } from "../testing.ts";
 import { type ApproxPrefixCacheProducer, definition } from "./index.ts";
 
 const SYSTEM = "s".repeat(64 * 4 * 10); // 10 blocks of 64 tokens
@@ -11,7 +12,7 @@ function schedule(producer: ApproxPrefixCacheProducer, prompt: string, pick = en
   const ctx = makeContext({ promptText: prompt, model });
   producer.produce(ctx, endpoints);
   producer.preRequest(ctx, resultFor(pick));
-  return readPrefixMatch(ctx.state, producer.name) as PrefixMatchResult;
+  return readPrefixMatch(ctx.state, producer.stateKey) as PrefixMatchResult;
 }
 
 const matchOn = (m: PrefixMatchResult, name: string) => m.byEndpoint.get(`default/${name}`)!.matchBlocks;
@@ -25,14 +26,14 @@ test("defaults follow llm-d; block size is floored at 64 tokens", () => {
     maxPrefixTokensToMatch: 131072,
     lruCapacityPerServer: 31250,
   });
-  const producer = instantiate<unknown, ApproxPrefixCacheProducer>(definition);
+  const producer = instantiate<ApproxPrefixCacheProducer>(definition);
   assert.equal(producer.blockSizeFor(endpoints), 64);
   assert.throws(() => definition.parameters.parse({ blockSizeTokens: -1 }));
   assert.throws(() => definition.parameters.parse({ unknownField: 1 }));
 });
 
 test("a prompt sharing a prefix matches on the endpoint that served it, contiguously", () => {
-  const producer = instantiate<unknown, ApproxPrefixCacheProducer>(definition);
+  const producer = instantiate<ApproxPrefixCacheProducer>(definition);
   const first = schedule(producer, `${SYSTEM}question one`, endpoints[1]);
   assert.equal(first.hashes.length, 11);
   assert.deepEqual([matchOn(first, "a"), matchOn(first, "b")], [0, 0]);
@@ -44,16 +45,16 @@ test("a prompt sharing a prefix matches on the endpoint that served it, contiguo
 });
 
 test("model and cache_salt isolate prefixes", () => {
-  const producer = instantiate<unknown, ApproxPrefixCacheProducer>(definition);
+  const producer = instantiate<ApproxPrefixCacheProducer>(definition);
   schedule(producer, SYSTEM, endpoints[0], "m1");
   assert.equal(matchOn(schedule(producer, SYSTEM, endpoints[1], "m2"), "a"), 0);
   const ctx = makeContext({ promptText: SYSTEM, model: "m1", body: { cache_salt: "tenant-x" } });
   producer.produce(ctx, endpoints);
-  assert.equal(matchOn(readPrefixMatch(ctx.state, producer.name)!, "a"), 0);
+  assert.equal(matchOn(readPrefixMatch(ctx.state, producer.stateKey)!, "a"), 0);
 });
 
 test("the per-endpoint LRU evicts old prefixes at lruCapacityPerServer", () => {
-  const producer = instantiate<unknown, ApproxPrefixCacheProducer>(definition, {
+  const producer = instantiate<ApproxPrefixCacheProducer>(definition, {
     lruCapacityPerServer: 15,
     autoTune: false,
   });
@@ -66,25 +67,25 @@ test("the per-endpoint LRU evicts old prefixes at lruCapacityPerServer", () => {
 });
 
 test("autoTune takes block size (floored at 64) and capacity in index blocks from metrics", () => {
-  const producer = instantiate<unknown, ApproxPrefixCacheProducer>(definition);
+  const producer = instantiate<ApproxPrefixCacheProducer>(definition);
   const tuned = [
-    makeEndpoint("a", { cacheBlockSize: 16, cacheNumBlocks: 64 }), // 1024 tokens = 16 blocks of 64
-    makeEndpoint("b", { cacheBlockSize: 128, cacheNumBlocks: 10 }),
+    makeEndpoint("a", { metrics: { cacheBlockSize: 16, cacheNumBlocks: 64 } }), // 1024 tokens = 16 blocks of 64
+    makeEndpoint("b", { metrics: { cacheBlockSize: 128, cacheNumBlocks: 10 } }),
   ];
   assert.equal(producer.blockSizeFor(tuned), 128);
   assert.equal(producer.blockSizeFor([tuned[0]!]), 64);
   producer.produce(makeContext({ promptText: "z" }), [tuned[0]!]);
   assert.equal(producer.index.capacity("default/a"), 16);
-  const fixed = instantiate<unknown, ApproxPrefixCacheProducer>(definition, { autoTune: false });
+  const fixed = instantiate<ApproxPrefixCacheProducer>(definition, { autoTune: false });
   fixed.produce(makeContext({ promptText: "z" }), [tuned[0]!]);
   assert.equal(fixed.index.capacity("default/a"), 31250);
   assert.equal(fixed.blockSizeFor(tuned), 64);
 });
 
 test("maxPrefixTokensToMatch caps the blocks; 0 falls back to maxPrefixBlocksToMatch", () => {
-  const capped = instantiate<unknown, ApproxPrefixCacheProducer>(definition, { maxPrefixTokensToMatch: 256 });
+  const capped = instantiate<ApproxPrefixCacheProducer>(definition, { maxPrefixTokensToMatch: 256 });
   assert.equal(schedule(capped, "q".repeat(64 * 4 * 10)).hashes.length, 4);
-  const byBlocks = instantiate<unknown, ApproxPrefixCacheProducer>(definition, {
+  const byBlocks = instantiate<ApproxPrefixCacheProducer>(definition, {
     maxPrefixTokensToMatch: 0,
     maxPrefixBlocksToMatch: 3,
   });
@@ -92,11 +93,11 @@ test("maxPrefixTokensToMatch caps the blocks; 0 falls back to maxPrefixBlocksToM
 });
 
 test("uses tokens already on the request and publishes them when absent", () => {
-  const producer = instantiate<unknown, ApproxPrefixCacheProducer>(definition);
+  const producer = instantiate<ApproxPrefixCacheProducer>(definition);
   const ctx = makeContext({ promptText: "abcdefgh" });
   producer.produce(ctx, endpoints);
   assert.equal(ctx.request.tokens?.length, 2);
   const preset = makeContext({ promptText: "ignored", tokens: new Uint32Array(130) });
   producer.produce(preset, endpoints);
-  assert.equal(readPrefixMatch(preset.state, producer.name)!.promptTokens, 130);
+  assert.equal(readPrefixMatch(preset.state, producer.stateKey)!.promptTokens, 130);
 });

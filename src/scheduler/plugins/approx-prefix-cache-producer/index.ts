@@ -15,6 +15,7 @@ import {
   readPrefixMatch,
 } from "../../../kv-index/index.ts";
 import type { Tokenizer } from "../../../tokenizer/tokenizer.ts";
+import { attributeKey, PREFIX_CACHE_MATCH_INFO, TOKENIZED_PROMPT } from "../../framework/data-keys.ts";
 import type {
   DataProducer,
   PluginDefinition,
@@ -47,6 +48,8 @@ export type ApproxPrefixParams = z.infer<typeof parameters>;
 export class ApproxPrefixCacheProducer implements DataProducer, PreRequest {
   readonly type = "approx-prefix-cache-producer";
   readonly index: PrefixIndex;
+  /** Where this instance publishes its `PrefixMatchResult` in `ctx.state`. */
+  readonly stateKey: string;
 
   constructor(
     readonly name: string,
@@ -54,6 +57,7 @@ export class ApproxPrefixCacheProducer implements DataProducer, PreRequest {
     private readonly tokenizer: Tokenizer,
   ) {
     this.index = new PrefixIndex(params.lruCapacityPerServer);
+    this.stateKey = attributeKey(PREFIX_CACHE_MATCH_INFO, name);
   }
 
   produce(ctx: SchedulingContext, endpoints: readonly Endpoint[]): void {
@@ -81,11 +85,11 @@ export class ApproxPrefixCacheProducer implements DataProducer, PreRequest {
       hashes,
       byEndpoint,
     };
-    ctx.state.set(this.name, result);
+    ctx.state.set(this.stateKey, result);
   }
 
   preRequest(ctx: SchedulingContext, result: SchedulingResult): void {
-    const match = readPrefixMatch(ctx.state, this.name);
+    const match = readPrefixMatch(ctx.state, this.stateKey);
     if (!match) return;
     for (const endpoint of chosenEndpoints(result)) {
       this.index.insert(endpoint.metadata.key, match.hashes, match.hashes.length);
@@ -131,5 +135,7 @@ export const definition: PluginDefinition<ApproxPrefixParams> = {
   description:
     "Router-side approximate prefix index: per-endpoint matched prompt blocks (PrefixCacheMatchInfo)",
   parameters,
+  produces: [PREFIX_CACHE_MATCH_INFO],
+  consumes: [TOKENIZED_PROMPT],
   create: (params, env) => new ApproxPrefixCacheProducer(env.name, params, env.tokenizer),
 };

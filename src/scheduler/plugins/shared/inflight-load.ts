@@ -1,33 +1,32 @@
 /**
- * The in-flight load data `inflight-load-producer` publishes and load scorers/filters read.
- * The producer stores an `InFlightLoadSnapshot` in `ctx.state` under its instance name.
+ * The in-flight load snapshot `inflight-load-producer` publishes per request and load
+ * scorers/filters read: stored in `ctx.state` under `attributeKey(IN_FLIGHT_LOAD, producerName)`.
  */
+import { attributeKey, IN_FLIGHT_LOAD, type InFlightLoad } from "../../framework/data-keys.ts";
 
-/** llm-d's `InFlightLoad` for one endpoint, as seen by this router replica. */
-export interface InFlightLoad {
-  /** Uncached prompt tokens (plus estimated output tokens if configured) dispatched, not yet released. */
-  tokens: number;
-  /** Requests dispatched and not yet completed. */
-  requests: number;
-  /** This request's own uncached prompt tokens if it went to this endpoint. */
+/** `InFlightLoad` of one endpoint plus this request's own uncached prompt tokens there. */
+export interface EndpointLoad extends InFlightLoad {
+  /** Prompt tokens this request would still prefill on this endpoint (after its cached prefix). */
   requestUncachedTokens: number;
 }
 
-/** Per-endpoint load taken when the request's producers ran, keyed by endpoint key. */
-export type InFlightLoadSnapshot = ReadonlyMap<string, InFlightLoad>;
+/** Per-endpoint load when the request's producers ran, keyed by endpoint key. */
+export type InFlightLoadSnapshot = ReadonlyMap<string, EndpointLoad>;
 
-/** Default producer instance name consumers read from. */
-export const DEFAULT_INFLIGHT_PRODUCER = "inflight-load-producer";
+const IDLE: EndpointLoad = { tokens: 0, requests: 0, requestUncachedTokens: 0 };
 
-const IDLE: InFlightLoad = { tokens: 0, requests: 0, requestUncachedTokens: 0 };
+/** State key of the snapshot published by producer instance `producerName`. */
+export function inFlightStateKey(producerName: string): string {
+  return attributeKey(IN_FLIGHT_LOAD, producerName);
+}
 
-/** Load of `endpointKey` in the snapshot `producerName` stored; zero load if absent. */
-export function readInFlightLoad(
+/** Load of `endpointKey` in the snapshot under `stateKey`; zero load if absent. */
+export function readEndpointLoad(
   state: ReadonlyMap<string, unknown>,
-  producerName: string,
+  stateKey: string,
   endpointKey: string,
-): InFlightLoad {
-  const snapshot = state.get(producerName);
+): EndpointLoad {
+  const snapshot = state.get(stateKey);
   if (!(snapshot instanceof Map)) return IDLE;
   return (snapshot as InFlightLoadSnapshot).get(endpointKey) ?? IDLE;
 }
