@@ -169,6 +169,8 @@ export interface PluginEnvironment {
   tokenizer: Tokenizer;
   /** Another configured plugin by instance name (for references such as `prefixMatchInfoProducerName`). */
   lookup(name: string): Plugin | undefined;
+  /** Uniform [0,1) source for randomised plugins; hosts pass a seeded one for determinism (default Math.random). */
+  random?: () => number;
 }
 
 /** A registrable plugin type: metadata, parameter schema and factory. */

@@ -11,6 +11,29 @@
  * Test helpers (endpoints, contexts, envs): ../framework/testing.ts.
  */
 import type { AnyPluginDefinition } from "../framework/registry.ts";
+import { definition as decodeFilter } from "./decode-filter/index.ts";
+import { definition as encodeFilter } from "./encode-filter/index.ts";
+import { definition as kvCacheUtilizationScorer } from "./kv-cache-utilization-scorer/index.ts";
+import { definition as loraAffinityScorer } from "./lora-affinity-scorer/index.ts";
+import { definition as maxScorePicker } from "./max-score-picker/index.ts";
+import { definition as prefillFilter } from "./prefill-filter/index.ts";
+import { definition as queueScorer } from "./queue-scorer/index.ts";
+import { definition as randomPicker } from "./random-picker/index.ts";
+import { definition as runningRequestsSizeScorer } from "./running-requests-size-scorer/index.ts";
+import { definition as singleProfileHandler } from "./single-profile-handler/index.ts";
+import { definition as weightedRandomPicker } from "./weighted-random-picker/index.ts";
 
 /** Every built-in scheduling plugin definition (order is irrelevant; `llmd plugins` sorts by type). */
-export const schedulingPlugins: readonly AnyPluginDefinition[] = [];
+export const schedulingPlugins: readonly AnyPluginDefinition[] = [
+  decodeFilter,
+  encodeFilter,
+  kvCacheUtilizationScorer,
+  loraAffinityScorer,
+  maxScorePicker,
+  prefillFilter,
+  queueScorer,
+  randomPicker,
+  runningRequestsSizeScorer,
+  singleProfileHandler,
+  weightedRandomPicker,
+];

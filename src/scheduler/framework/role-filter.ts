@@ -1,0 +1,47 @@
+/**
+ * Building block for llm-d's role filters (decode-filter, prefill-filter, encode-filter): keep the
+ * endpoints whose `llm-d.ai/role` label is one of a set of roles, optionally also unlabeled ones.
+ */
+import { type Endpoint, ROLE_LABEL } from "../../endpoints/endpoint.ts";
+import { noParameters } from "./params.ts";
+import type { Filter, PluginDefinition, SchedulingContext, Stability } from "./types.ts";
+
+/** What distinguishes one role filter from another. */
+export interface RoleFilterSpec {
+  type: string;
+  description: string;
+  stability: Stability;
+  /** Role label values kept. */
+  roles: readonly string[];
+  /** Whether endpoints without the role label are kept (decode-filter: yes). */
+  keepUnlabeled: boolean;
+}
+
+class RoleFilter implements Filter {
+  constructor(
+    readonly type: string,
+    readonly name: string,
+    private readonly roles: ReadonlySet<string>,
+    private readonly keepUnlabeled: boolean,
+  ) {}
+
+  filter(_ctx: SchedulingContext, endpoints: readonly Endpoint[]): readonly Endpoint[] {
+    const keep = (e: Endpoint) => {
+      const role = e.metadata.labels[ROLE_LABEL];
+      return role === undefined ? this.keepUnlabeled : this.roles.has(role);
+    };
+    return endpoints.every(keep) ? endpoints : endpoints.filter(keep);
+  }
+}
+
+/** A parameterless plugin definition for the given role filter. */
+export function defineRoleFilter(spec: RoleFilterSpec): PluginDefinition<Record<string, never>> {
+  const roles = new Set(spec.roles);
+  return {
+    type: spec.type,
+    stability: spec.stability,
+    description: spec.description,
+    parameters: noParameters,
+    create: (_params, env) => new RoleFilter(spec.type, env.name, roles, spec.keepUnlabeled),
+  };
+}

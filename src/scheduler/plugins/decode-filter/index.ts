@@ -1,0 +1,11 @@
+/** `decode-filter`: endpoints that can decode (llm-d.ai/role decode-capable, or unlabeled). */
+import { defineRoleFilter } from "../../framework/role-filter.ts";
+
+/** Keeps role ∈ {decode, prefill-decode, both, encode-prefill-decode} or no role label (llm-d). */
+export const definition = defineRoleFilter({
+  type: "decode-filter",
+  stability: "beta",
+  description: "Keeps decode-capable endpoints (llm-d.ai/role) and unlabeled ones",
+  roles: ["decode", "prefill-decode", "both", "encode-prefill-decode", "encode-decode"],
+  keepUnlabeled: true,
+});

@@ -1,0 +1,11 @@
+/** `encode-filter`: endpoints that run multimodal encoders (llm-d.ai/role encode-capable). */
+import { defineRoleFilter } from "../../framework/role-filter.ts";
+
+/** Keeps role ∈ {encode, encode-prefill, encode-prefill-decode} (llm-d); unlabeled dropped. */
+export const definition = defineRoleFilter({
+  type: "encode-filter",
+  stability: "beta",
+  description: "Keeps encode-capable endpoints (llm-d.ai/role); unlabeled endpoints are dropped",
+  roles: ["encode", "encode-prefill", "encode-prefill-decode", "encode-decode"],
+  keepUnlabeled: false,
+});
