@@ -59,10 +59,22 @@ export interface StepResult {
 export interface EngineStats {
   running: number;
   waiting: number;
-  /** GPU KV blocks in use by running/waiting sequences or held as cached, 0..1 (`vllm:kv_cache_usage_perc`). */
+  /**
+   * GPU KV blocks referenced by running sequences, 0..1 (`vllm:kv_cache_usage_perc`). As in vLLM, cached
+   * blocks no request references count as free: they are evictable.
+   */
   kvUsage: number;
   blockSize: number;
   numGpuBlocks: number;
+  /** CPU offload tier capacity in blocks (0 = off; `num_cpu_blocks` of `vllm:cache_config_info`). */
+  numCpuBlocks: number;
+  /** GPU blocks by state: blank, cached-but-unreferenced, referenced; they sum to `numGpuBlocks`. */
+  freeBlocks: number;
+  cachedBlocks: number;
+  usedBlocks: number;
+  /** Blocks currently held by the CPU / storage offload tiers. */
+  cpuBlocksHeld: number;
+  storageBlocksHeld: number;
   /** Prompt tokens looked up in the prefix cache (`vllm:prefix_cache_queries`). */
   prefixQueries: number;
   /** Of those, tokens found cached (`vllm:prefix_cache_hits`). */
@@ -107,6 +119,11 @@ export interface Engine {
   /** True while any request is waiting or running. */
   hasWork(): boolean;
   stats(): EngineStats;
+  /**
+   * Forgets every cached prefix block on all tiers and emits AllBlocksCleared (vLLM's
+   * `/reset_prefix_cache`); false, doing nothing, while any request holds blocks.
+   */
+  resetPrefixCache(): boolean;
   /** Subscribes to KV events (emitted synchronously during `add`/`step`/`abort`). Returns unsubscribe. */
   onKvEvent(listener: (events: KvEvent[]) => void): () => void;
 }

@@ -1,0 +1,27 @@
+/**
+ * Public surface of the engine core, for `llmd sim` and the fleet simulator.
+ * `createEngine(options)` validates options (throwing `LlmdError("invalid_engine_options")`) and returns
+ * a fresh engine; everything else here is for flag parsing, metrics and reporting.
+ */
+import { PagedEngine } from "./engine.ts";
+import { type EngineOptions, resolveEngineOptions } from "./options.ts";
+
+export { blockHashes, chainSeed } from "./block-hash.ts";
+export { PagedEngine } from "./engine.ts";
+export {
+  ENGINE_DEFAULTS,
+  type EngineOptions,
+  kvCapacityTokens,
+  type ProfileTiming,
+  type ResolvedEngineOptions,
+  resolveEngineOptions,
+  type SimpleTiming,
+  type TimingOptions,
+} from "./options.ts";
+export { PROFILE_NAMES, type ProfileName, parseProfileName, resolveProfile } from "./profile.ts";
+export type * from "./types.ts";
+
+/** A new engine with `options` (defaults: H200, Llama-3-8B, vLLM's scheduler defaults). */
+export function createEngine(options: EngineOptions = {}): PagedEngine {
+  return new PagedEngine(resolveEngineOptions(options));
+}

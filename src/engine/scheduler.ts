@@ -1,0 +1,126 @@
+/**
+ * Continuous batching as vLLM v1 schedules it: one token budget per step; running sequences first
+ * (decodes, then continuing chunked prefills), then waiting ones in FCFS order while seats
+ * (maxNumSeqs) and budget last. When blocks run out, the newest running sequence is preempted by
+ * recompute: its blocks are freed and it goes back to the head of the queue.
+ */
+import { Deque } from "./deque.ts";
+import type { KvManager } from "./kv-manager.ts";
+import type { Sequence } from "./sequence.ts";
+import type { StepShape } from "./step-shape.ts";
+
+/** Owns the running list and the waiting queue; fills `scheduled` each step. */
+export class BatchScheduler {
+  /** Admission order; the last one is the first preemption victim. */
+  readonly running: Sequence[] = [];
+  readonly waiting = new Deque<Sequence>();
+  /** Live (not aborted) sequences in `waiting`. */
+  waitingCount = 0;
+  /** Sequences scheduled by the last `schedule` call, reused between steps. */
+  readonly scheduled: Sequence[] = [];
+  preemptions = 0;
+  private budget = 0;
+
+  constructor(
+    private readonly kv: KvManager,
+    private readonly maxNumSeqs: number,
+    private readonly maxNumBatchedTokens: number,
+  ) {}
+
+  /** Queues a new sequence at the tail. */
+  enqueue(s: Sequence): void {
+    this.waiting.push(s);
+    this.waitingCount++;
+  }
+
+  /** Picks this step's work and reserves its blocks; returns the ids preempted meanwhile. */
+  schedule(shape: StepShape): string[] {
+    this.scheduled.length = 0;
+    this.budget = this.maxNumBatchedTokens;
+    const preempted: string[] = [];
+    this.scheduleRunning(true, preempted);
+    this.scheduleRunning(false, preempted);
+    // vLLM admits nothing new in a step that had to preempt: memory is already short.
+    if (preempted.length === 0) this.admitWaiting(shape);
+    return preempted;
+  }
+
+  /** Removes an aborted sequence from the running list (waiting entries are skipped lazily). */
+  forget(s: Sequence): void {
+    if (s.state === "waiting") this.waitingCount--;
+    else if (s.state === "running") this.running.splice(this.running.indexOf(s), 1);
+    s.state = "done";
+  }
+
+  /** Drops finished sequences from the running list, keeping order. */
+  compactRunning(): void {
+    let w = 0;
+    for (const s of this.running) if (s.state === "running") this.running[w++] = s;
+    this.running.length = w;
+  }
+
+  private scheduleRunning(decoding: boolean, preempted: string[]): void {
+    for (let i = 0; i < this.running.length && this.budget > 0; i++) {
+      const s = this.running[i]!;
+      if (s.decoding !== decoding || s.scheduled) continue;
+      const n = Math.min(s.total - s.computed, this.budget);
+      if (this.reserve(s, n, preempted)) this.take(s, n);
+    }
+  }
+
+  /** Gets blocks for `n` more tokens of `s`, preempting from the tail; false if `s` itself went. */
+  private reserve(s: Sequence, n: number, preempted: string[]): boolean {
+    while (!this.kv.grow(s, n)) {
+      const victim = this.running.pop()!;
+      this.preempt(victim);
+      preempted.push(victim.id);
+      if (victim === s) return false;
+    }
+    return true;
+  }
+
+  private preempt(victim: Sequence): void {
+    if (victim.scheduled) {
+      victim.scheduled = false;
+      this.budget += victim.stepTokens;
+      this.scheduled.splice(this.scheduled.indexOf(victim), 1);
+    }
+    this.kv.free(victim);
+    victim.decoding = false;
+    victim.state = "waiting";
+    this.waiting.unshift(victim);
+    this.waitingCount++;
+    this.preemptions++;
+  }
+
+  private admitWaiting(shape: StepShape): void {
+    while (this.budget > 0 && this.running.length < this.maxNumSeqs) {
+      const s = this.peekWaiting();
+      if (!s) return;
+      const n = this.kv.admit(s, this.budget, shape);
+      if (n === 0) return;
+      this.waiting.shift();
+      this.waitingCount--;
+      s.state = "running";
+      this.running.push(s);
+      this.take(s, n);
+    }
+  }
+
+  /** Head of the queue, dropping aborted entries on the way. */
+  private peekWaiting(): Sequence | undefined {
+    let s = this.waiting.peek();
+    while (s && s.state !== "waiting") {
+      this.waiting.shift();
+      s = this.waiting.peek();
+    }
+    return s;
+  }
+
+  private take(s: Sequence, n: number): void {
+    s.scheduled = true;
+    s.stepTokens = n;
+    this.scheduled.push(s);
+    this.budget -= n;
+  }
+}
