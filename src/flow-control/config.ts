@@ -29,7 +29,8 @@ const quantity = z.union([z.string(), z.number()]).transform((value, ctx) => {
   return z.NEVER;
 });
 
-const duration = z.union([z.string(), z.number()]).transform((value, ctx) => {
+/** A Go duration ("60s") or a number of seconds, parsed to milliseconds. */
+export const durationMsSchema = z.union([z.string(), z.number()]).transform((value, ctx) => {
   const parsed = parseDurationMs(value);
   if (parsed !== undefined) return parsed;
   ctx.addIssue({ code: "custom", message: `expected a duration like "60s", got ${JSON.stringify(value)}` });
@@ -41,7 +42,7 @@ const pluginRef = z.string().min(1);
 const bandShape = {
   maxBytes: quantity.optional(),
   maxRequests: quantity.optional(),
-  defaultRequestTTL: duration.optional(),
+  defaultRequestTTL: durationMsSchema.optional(),
   fairnessPolicyRef: pluginRef.optional(),
   orderingPolicyRef: pluginRef.optional(),
 };
@@ -95,8 +96,8 @@ export const flowControlConfigSchema = z
   .strictObject({
     maxBytes: quantity.default(0),
     maxRequests: quantity.default(0),
-    defaultRequestTTL: duration.default(DEFAULT_REQUEST_TTL_MS),
-    noEndpointRequestTTL: duration.optional(),
+    defaultRequestTTL: durationMsSchema.default(DEFAULT_REQUEST_TTL_MS),
+    noEndpointRequestTTL: durationMsSchema.optional(),
     defaultPriorityBand: bandTemplateSchema.optional(),
     defaultNegativePriorityBand: bandTemplateSchema.optional(),
     priorityBands: z.array(priorityBandSchema).default([]),
