@@ -1,0 +1,150 @@
+/**
+ * `llmd sim` configuration: one zod schema over llm-d-inference-sim's kebab-case keys, shared by the
+ * command-line flags and the `--config` YAML file (flags override the file). Durations accept Go
+ * strings ("2000ms", "50us", "1.5s") or numbers in milliseconds.
+ */
+import { readFileSync } from "node:fs";
+import { parse as parseYaml } from "yaml";
+import { z } from "zod";
+
+const GO_DURATION = /(\d+(?:\.\d+)?)(ns|us|µs|ms|s|m|h)/gy;
+const UNIT_MS: Record<string, number> = { ns: 1e-6, us: 1e-3, µs: 1e-3, ms: 1, s: 1e3, m: 6e4, h: 3.6e6 };
+
+/** Parses a Go duration string ("1m30s", "50us") or a bare number of milliseconds; NaN if malformed. */
+export function parseDurationMs(text: string): number {
+  const trimmed = text.trim();
+  if (/^\d+(\.\d+)?$/.test(trimmed)) return Number(trimmed);
+  let total = 0;
+  let consumed = 0;
+  GO_DURATION.lastIndex = 0;
+  for (let m = GO_DURATION.exec(trimmed); m !== null; m = GO_DURATION.exec(trimmed)) {
+    total += Number(m[1]) * UNIT_MS[m[2]!]!;
+    consumed = GO_DURATION.lastIndex;
+  }
+  return consumed === trimmed.length && consumed > 0 ? total : Number.NaN;
+}
+
+const duration = z.union([z.number(), z.string()]).transform((v, ctx) => {
+  const ms = typeof v === "number" ? v : parseDurationMs(v);
+  if (!Number.isFinite(ms) || ms < 0) {
+    ctx.addIssue({ code: "custom", message: `expected a duration like "20ms", got ${JSON.stringify(v)}` });
+    return z.NEVER;
+  }
+  return ms;
+});
+
+const int = (min: number, max = Number.MAX_SAFE_INTEGER) => z.coerce.number().int().min(min).max(max);
+const stringList = z
+  .union([z.string(), z.array(z.string())])
+  .transform((v) => (typeof v === "string" ? [v] : v));
+
+/** Error kinds `--failure-types` may inject (llm-d-inference-sim's names). */
+export const FAILURE_TYPES = [
+  "rate_limit",
+  "invalid_api_key",
+  "context_length",
+  "server_error",
+  "invalid_request",
+  "model_not_found",
+] as const;
+
+const loraModule = z.union([z.string(), z.object({ name: z.string() }).loose()]).transform((v, ctx) => {
+  if (typeof v !== "string") return v.name;
+  try {
+    const name = (JSON.parse(v) as { name?: unknown }).name;
+    if (typeof name === "string") return name;
+  } catch {}
+  ctx.addIssue({ code: "custom", message: `expected '{"name":…}', got ${v}` });
+  return z.NEVER;
+});
+
+/**
+ * llm-d-inference-sim keys accepted for compatibility and ignored (their features are not simulated);
+ * any other unknown key is an error.
+ */
+export const IGNORED_KEYS = [
+  "enable-kvcache",
+  "hash-seed",
+  "zmq-endpoint",
+  "event-batch-size",
+  "use-vllm-map-event-format",
+  "max-cpu-loras",
+  "kv-cache-transfer-latency",
+  "kv-cache-transfer-latency-std-dev",
+  "kv-cache-transfer-time-per-token",
+  "kv-cache-transfer-time-std-dev",
+  "enable-prefix-caching",
+  "tensor-parallel-size",
+  "enforce-eager",
+] as const;
+
+/** The schema; keys are the flag names. */
+export const simConfigSchema = z
+  .object({
+    port: int(0, 65535).default(8000),
+    host: z.string().default("0.0.0.0"),
+    model: z.string().min(1),
+    "served-model-name": stringList.optional(),
+    "lora-modules": z.array(loraModule).default([]),
+    "max-loras": int(1).default(1),
+    "max-num-seqs": int(1).optional(),
+    "max-num-batched-tokens": int(1).optional(),
+    "max-model-len": int(1).optional(),
+    "max-waiting-queue-length": int(1).default(1000),
+    "block-size": z.coerce
+      .number()
+      .refine((n) => [8, 16, 32, 64, 128].includes(n), "expected one of 8, 16, 32, 64, 128")
+      .default(16),
+    "kv-cache-size": int(1).optional(),
+    "cpu-offload-gb": z.coerce.number().min(0).default(0),
+    mode: z.enum(["echo", "random"]).default("random"),
+    seed: int(0).optional(),
+    "latency-calculator": z.enum(["constant", "per-token", ""]).optional(),
+    "time-to-first-token": duration.optional(),
+    "time-to-first-token-std-dev": duration.optional(),
+    "inter-token-latency": duration.optional(),
+    "inter-token-latency-std-dev": duration.optional(),
+    "prefill-overhead": duration.optional(),
+    "prefill-time-per-token": duration.optional(),
+    "prefill-time-std-dev": duration.optional(),
+    "time-factor-under-load": z.coerce.number().min(1).optional(),
+    profile: z.string().optional(),
+    speed: z.coerce.number().positive().default(1),
+    "failure-injection-rate": z.coerce.number().min(0).max(100).default(0),
+    "failure-types": z.array(z.enum(FAILURE_TYPES)).default([...FAILURE_TYPES]),
+    "max-body-bytes": int(1).default(16 * 1024 * 1024),
+    ...Object.fromEntries(IGNORED_KEYS.map((k) => [k, z.unknown().optional()])),
+  })
+  .strict();
+
+/** Validated simulator configuration (kebab-case keys, durations in ms). */
+export type SimConfig = z.output<typeof simConfigSchema>;
+
+/** Raw input accepted by `parseSimConfig`: the YAML/flag key-value pairs before validation. */
+export type SimConfigInput = z.input<typeof simConfigSchema>;
+
+/** Validation outcome; `error` names each offending path. */
+export type SimConfigResult = { ok: true; config: SimConfig } | { ok: false; error: string };
+
+/** Validates merged key-value pairs (file values first, flags last so they win). */
+export function parseSimConfig(...layers: Record<string, unknown>[]): SimConfigResult {
+  const merged = Object.assign({}, ...layers);
+  const result = simConfigSchema.safeParse(merged);
+  if (result.success) return { ok: true, config: result.data };
+  const lines = result.error.issues.map((i) => `${i.path.join(".") || "(root)"}: ${i.message}`);
+  return { ok: false, error: lines.join("\n") };
+}
+
+/** Reads a YAML config file into raw key-value pairs. */
+export function readSimConfigFile(path: string): Record<string, unknown> {
+  const value: unknown = parseYaml(readFileSync(path, "utf8"));
+  if (value === null || value === undefined) return {};
+  if (typeof value !== "object" || Array.isArray(value)) throw new Error(`${path}: expected a YAML mapping`);
+  return value as Record<string, unknown>;
+}
+
+/** The names clients may use for the base model: `served-model-name`, else `model`. */
+export function servedModelNames(config: SimConfig): string[] {
+  const names = config["served-model-name"];
+  return names && names.length > 0 ? names : [config.model];
+}

@@ -1,0 +1,86 @@
+/**
+ * `POST /v1/completions` and `/v1/chat/completions`: read and validate the body, resolve the model,
+ * apply failure injection, tokenize, check the context window, plan the output, then hand the
+ * request to a `GenerationRun`. Every refusal is an OpenAI error reply, never an exception.
+ */
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { badRequest, LlmdError } from "../../api/errors.ts";
+import type { GenerationRequest } from "../../api/openai.ts";
+import {
+  type Parsed,
+  parseChatRequest,
+  parseCompletionRequest,
+  parseJsonBody,
+} from "../../api/openai-request.ts";
+import type { SimContext } from "../context.ts";
+import { readBody, sendError } from "../http.ts";
+import { chatFormat, completionFormat } from "./format.ts";
+import { type Admitted, GenerationRun } from "./run.ts";
+
+/** Serves one generation request of `kind`. */
+export async function handleGeneration(
+  ctx: SimContext,
+  req: IncomingMessage,
+  res: ServerResponse,
+  kind: GenerationRequest["kind"],
+): Promise<void> {
+  const body = await readBody(req, ctx.config["max-body-bytes"]);
+  if (!body.ok) return sendError(res, body.error);
+  const json = parseJsonBody(body.text);
+  if (!json.ok) return sendError(res, json.error);
+  const parsed = kind === "chat" ? parseChatRequest(json.value) : parseCompletionRequest(json.value);
+  if (!parsed.ok) return sendError(res, parsed.error);
+  const admitted = admit(ctx, parsed.value, req.headers["x-return-error"]);
+  if (!admitted.ok) return sendError(res, admitted.error);
+  new GenerationRun(ctx, res, admitted.value, kind === "chat" ? chatFormat : completionFormat).start();
+}
+
+function admit(
+  ctx: SimContext,
+  request: GenerationRequest,
+  forcedError: string | string[] | undefined,
+): Parsed<Admitted> {
+  const served = ctx.models.get(request.model);
+  if (!served) {
+    const error = new LlmdError("model_not_found", `The model \`${request.model}\` does not exist.`, {
+      status: 404,
+      param: "model",
+    });
+    return { ok: false, error };
+  }
+  const injected = ctx.failures.pick(request.model, forcedError);
+  if (injected) return { ok: false, error: injected };
+  const promptIds =
+    "text" in request.prompt ? ctx.tokenizer.encode(request.prompt.text) : request.prompt.tokenIds;
+  const tooLong = contextError(ctx.maxModelLen, promptIds.length, request);
+  if (tooLong) return { ok: false, error: tooLong };
+  if (ctx.driver.engine.stats().waiting >= ctx.config["max-waiting-queue-length"]) {
+    const error = new LlmdError("queue_full", "The waiting queue is full; retry later.", { status: 429 });
+    return { ok: false, error };
+  }
+  const output = ctx.planner.plan(request, promptIds.length);
+  return { ok: true, value: { request, promptIds, lora: served.lora, output } };
+}
+
+/** vLLM's context-length errors, or null when prompt + requested output fit. */
+function contextError(
+  maxModelLen: number,
+  promptTokens: number,
+  request: GenerationRequest,
+): LlmdError | null {
+  const param = request.kind === "chat" ? "messages" : "prompt";
+  const code = "context_length_exceeded";
+  if (promptTokens >= maxModelLen) {
+    const message =
+      `This model's maximum context length is ${maxModelLen} tokens. However, your request has ` +
+      `${promptTokens} input tokens. Please reduce the length of the input messages.`;
+    return badRequest(message, param, code);
+  }
+  const maxTokens = request.maxTokens ?? 0;
+  if (promptTokens + maxTokens <= maxModelLen) return null;
+  const message =
+    `This model's maximum context length is ${maxModelLen} tokens. However, you requested ` +
+    `${promptTokens + maxTokens} tokens (${promptTokens} in the messages, ${maxTokens} in the completion). ` +
+    "Please reduce the length of the messages or completion.";
+  return badRequest(message, param, code);
+}

@@ -1,0 +1,62 @@
+/**
+ * The small endpoints: `GET /v1/models`, `GET /health`, `POST /tokenize` (vLLM's shape) and
+ * `GET /metrics` (Prometheus text).
+ */
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { badRequest, LlmdError } from "../../api/errors.ts";
+import type { TokenizeResponse } from "../../api/openai.ts";
+import { parseJsonBody } from "../../api/openai-request.ts";
+import { type ChatMessageLike, renderChat } from "../../api/prompt.ts";
+import type { SimContext } from "../context.ts";
+import { readBody, sendError, sendJson } from "../http.ts";
+
+/** `GET /v1/models`: the served base names and LoRA adapters. */
+export function handleModels(ctx: SimContext, res: ServerResponse): void {
+  sendJson(res, 200, { object: "list", data: ctx.modelCards });
+}
+
+/** `GET /health`: 200 with an empty body while the server runs, as vLLM. */
+export function handleHealth(res: ServerResponse): void {
+  res.writeHead(200, { "content-length": 0 });
+  res.end();
+}
+
+/** `GET /metrics`. */
+export async function handleMetrics(ctx: SimContext, res: ServerResponse): Promise<void> {
+  const text = await ctx.metrics.text();
+  res.writeHead(200, {
+    "content-type": ctx.metrics.registry.contentType,
+    "content-length": Buffer.byteLength(text),
+  });
+  res.end(text);
+}
+
+/** `POST /tokenize` with `{prompt}` or `{messages}` (and an optional known `model`). */
+export async function handleTokenize(
+  ctx: SimContext,
+  req: IncomingMessage,
+  res: ServerResponse,
+): Promise<void> {
+  const body = await readBody(req, ctx.config["max-body-bytes"]);
+  if (!body.ok) return sendError(res, body.error);
+  const json = parseJsonBody(body.text);
+  if (!json.ok) return sendError(res, json.error);
+  const { model, prompt, messages } = json.value;
+  if (model !== undefined && (typeof model !== "string" || !ctx.models.has(model))) {
+    return sendError(
+      res,
+      new LlmdError("model_not_found", `The model \`${String(model)}\` does not exist.`, { status: 404 }),
+    );
+  }
+  let text: string;
+  if (typeof prompt === "string") text = prompt;
+  else if (
+    Array.isArray(messages) &&
+    messages.every((m) => m && typeof m === "object" && typeof m.role === "string")
+  ) {
+    text = renderChat(messages as ChatMessageLike[]);
+  } else return sendError(res, badRequest("`prompt` (string) or `messages` (array) is required", "prompt"));
+  const tokens = Array.from(ctx.tokenizer.encode(text));
+  const reply: TokenizeResponse = { count: tokens.length, max_model_len: ctx.maxModelLen, tokens };
+  sendJson(res, 200, reply);
+}

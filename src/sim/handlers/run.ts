@@ -1,0 +1,125 @@
+/**
+ * One admitted generation request in flight: submits it to the engine driver, turns step outputs
+ * into SSE chunks (or one JSON body at the end), records latency metrics in engine time, and aborts
+ * the engine request the moment the client goes away.
+ */
+import type { ServerResponse } from "node:http";
+import { LlmdError } from "../../api/errors.ts";
+import type { GenerationRequest, Usage } from "../../api/openai.ts";
+import type { StepOutput } from "../../engine/types.ts";
+import type { SimContext } from "../context.ts";
+import type { OutputSink } from "../driver.ts";
+import { endSse, sendError, sendJson, startSse, writeSse } from "../http.ts";
+import { type PlannedOutput, tokensText } from "../output.ts";
+import type { ResponseFormat, ResponseHead } from "./format.ts";
+
+/** A validated request the server agreed to serve. */
+export interface Admitted {
+  request: GenerationRequest;
+  promptIds: Uint32Array;
+  lora: string | undefined;
+  output: PlannedOutput;
+}
+
+/** Streams or collects one request's output; single use. */
+export class GenerationRun implements OutputSink {
+  private readonly head: ResponseHead;
+  private readonly arrivalMs: number;
+  private lastTokenMs = 0;
+  private generated = 0;
+  private cachedTokens = 0;
+  private firstSeen = false;
+  private done = false;
+
+  constructor(
+    private readonly ctx: SimContext,
+    private readonly res: ServerResponse,
+    private readonly job: Admitted,
+    private readonly format: ResponseFormat,
+  ) {
+    this.head = {
+      id: format.idPrefix + ctx.nextId(),
+      created: Math.floor(Date.now() / 1000),
+      model: job.request.model,
+    };
+    this.arrivalMs = ctx.driver.now();
+  }
+
+  /** Queues the request in the engine and starts the response. */
+  start(): void {
+    const { promptIds, output, lora, request } = this.job;
+    const engineRequest = { id: this.head.id, promptTokens: promptIds, maxTokens: output.tokens, lora };
+    const rejection = this.ctx.driver.submit({ ...engineRequest, cacheSalt: request.cacheSalt }, this);
+    if (rejection) {
+      this.done = true;
+      sendError(
+        this.res,
+        new LlmdError("engine_rejected", `Engine refused the request: ${rejection.reason}`, { status: 400 }),
+      );
+      return;
+    }
+    this.res.on("close", this.onClose);
+    if (request.stream) startSse(this.res);
+  }
+
+  /** Engine output for this request, visible at engine time `atMs`. */
+  onOutput(out: StepOutput, atMs: number): void {
+    this.generated = out.generated;
+    if (out.newTokens > 0) this.recordLatency(out, atMs);
+    if (this.job.request.stream && (out.newTokens > 0 || out.finished)) {
+      const text = tokensText(this.job.output, out.generated - out.newTokens, out.generated);
+      const finish = out.finished ? this.job.output.finishReason : null;
+      writeSse(this.res, this.format.chunk(this.head, text, finish, out.generated === out.newTokens));
+    }
+    if (out.finished) this.finish(out.generated, atMs);
+  }
+
+  private recordLatency(out: StepOutput, atMs: number): void {
+    const metrics = this.ctx.metrics;
+    if (!this.firstSeen) {
+      this.firstSeen = true;
+      this.cachedTokens = out.cachedTokens;
+      metrics.firstToken((atMs - this.arrivalMs) / 1000);
+      if (out.newTokens > 1) metrics.tokensAfter(0, out.newTokens - 1);
+    } else {
+      metrics.tokensAfter((atMs - this.lastTokenMs) / 1000, out.newTokens);
+    }
+    this.lastTokenMs = atMs;
+  }
+
+  private finish(generated: number, atMs: number): void {
+    this.done = true;
+    const { request, output, promptIds } = this.job;
+    this.ctx.metrics.finished(
+      output.finishReason,
+      (atMs - this.arrivalMs) / 1000,
+      promptIds.length,
+      generated,
+    );
+    const usage = this.usage(generated);
+    if (!request.stream) {
+      sendJson(this.res, 200, this.format.full(this.head, output.text, output.finishReason, usage));
+      return;
+    }
+    if (request.includeUsage) writeSse(this.res, this.format.usageChunk(this.head, usage));
+    endSse(this.res);
+  }
+
+  private usage(generated: number): Usage {
+    const prompt = this.job.promptIds.length;
+    return {
+      prompt_tokens: prompt,
+      completion_tokens: generated,
+      total_tokens: prompt + generated,
+      prompt_tokens_details: { cached_tokens: this.cachedTokens },
+    };
+  }
+
+  private readonly onClose = (): void => {
+    if (this.done) return;
+    this.done = true;
+    this.ctx.driver.abort(this.head.id);
+    const elapsedS = (this.ctx.driver.now() - this.arrivalMs) / 1000;
+    this.ctx.metrics.finished("abort", elapsedS, this.job.promptIds.length, this.generated);
+  };
+}

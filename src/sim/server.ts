@@ -1,0 +1,89 @@
+/**
+ * The vLLM-compatible simulator server: raw node:http around one engine. Routes the OpenAI endpoints,
+ * `/tokenize`, `/health` and `/metrics`; wrong paths get 404, wrong methods 405, and any unexpected
+ * failure a 500 OpenAI error (never a crash).
+ */
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { LlmdError } from "../api/errors.ts";
+import type { SimConfig } from "./config.ts";
+import { createSimContext, type SimContext } from "./context.ts";
+import { handleGeneration } from "./handlers/generate.ts";
+import { handleHealth, handleMetrics, handleModels, handleTokenize } from "./handlers/info.ts";
+import { sendError } from "./http.ts";
+
+/** A running simulator. */
+export interface SimServer {
+  /** Base URL, e.g. `http://127.0.0.1:8000` (loopback when bound to all interfaces). */
+  url: string;
+  port: number;
+  context: SimContext;
+  /** Aborts in-flight requests, stops the engine loop and closes every connection. */
+  close(): Promise<void>;
+}
+
+type Handler = (ctx: SimContext, req: IncomingMessage, res: ServerResponse) => void | Promise<void>;
+
+const ROUTES = new Map<string, { method: string; handler: Handler }>(
+  Object.entries({
+    "/v1/completions": {
+      method: "POST",
+      handler: (ctx, req, res) => handleGeneration(ctx, req, res, "completion"),
+    },
+    "/v1/chat/completions": {
+      method: "POST",
+      handler: (ctx, req, res) => handleGeneration(ctx, req, res, "chat"),
+    },
+    "/v1/models": { method: "GET", handler: (ctx, _req, res) => handleModels(ctx, res) },
+    "/tokenize": { method: "POST", handler: handleTokenize },
+    "/health": { method: "GET", handler: (_ctx, _req, res) => handleHealth(res) },
+    "/metrics": { method: "GET", handler: (ctx, _req, res) => handleMetrics(ctx, res) },
+  } satisfies Record<string, { method: string; handler: Handler }>),
+);
+
+/** Starts a simulator on `config.host:config.port` (port 0 = any free port). */
+export async function startSimServer(config: SimConfig): Promise<SimServer> {
+  const context = createSimContext(config);
+  const server = createServer((req, res) => route(context, req, res));
+  server.on("clientError", (_err, socket) => {
+    if (socket.writable) socket.end("HTTP/1.1 400 Bad Request\r\nconnection: close\r\n\r\n");
+    else socket.destroy();
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(config.port, config.host, () => resolve());
+  });
+  const { port } = server.address() as AddressInfo;
+  const host = ["0.0.0.0", "::", ""].includes(config.host) ? "127.0.0.1" : config.host;
+  return {
+    url: `http://${host.includes(":") ? `[${host}]` : host}:${port}`,
+    port,
+    context,
+    close: () =>
+      new Promise<void>((resolve) => {
+        context.driver.close();
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}
+
+function route(ctx: SimContext, req: IncomingMessage, res: ServerResponse): void {
+  const url = req.url ?? "/";
+  const query = url.indexOf("?");
+  const path = query < 0 ? url : url.slice(0, query);
+  const entry = ROUTES.get(path);
+  if (!entry) {
+    sendError(res, new LlmdError("not_found", `No route for ${path}`, { status: 404 }));
+  } else if (req.method !== entry.method) {
+    res.setHeader("allow", entry.method);
+    sendError(
+      res,
+      new LlmdError("method_not_allowed", `Method ${req.method} not allowed on ${path}`, { status: 405 }),
+    );
+  } else {
+    Promise.resolve()
+      .then(() => entry.handler(ctx, req, res))
+      .catch((err: unknown) => sendError(res, err));
+  }
+}
