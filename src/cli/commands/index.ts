@@ -1,6 +1,7 @@
 /** Every subcommand registers itself on the root program; add new ones to this list. */
 import type { Command } from "commander";
+import { registerSim } from "./sim.ts";
 
 export type RegisterCommand = (program: Command) => void;
 
-export const commands: RegisterCommand[] = [];
+export const commands: RegisterCommand[] = [registerSim];

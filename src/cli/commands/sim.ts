@@ -1,0 +1,77 @@
+/**
+ * `llmd sim`: the vLLM-compatible simulator server. Flags carry llm-d-inference-sim's names; `--config`
+ * reads the same keys from YAML and flags given on the command line override it. Prints
+ * `llmd sim listening on <url>` on stdout once bound.
+ */
+import type { Command } from "commander";
+import { FAILURE_TYPES, parseSimConfig, readSimConfigFile } from "../../sim/config.ts";
+import { startSimServer } from "../../sim/server.ts";
+
+const FLAGS: [flags: string, description: string][] = [
+  ["--config <file>", "YAML file with the same keys as these flags (flags win)"],
+  ["--port <n>", "port to listen on; 0 picks a free one (default 8000)"],
+  ["--host <addr>", "address to bind (default 0.0.0.0)"],
+  ["--model <name>", "model name (required)"],
+  ["--served-model-name <names...>", "names clients may use for the model (default: --model)"],
+  ["--lora-modules <json...>", 'LoRA adapters, each \'{"name":"…","path":"…"}\''],
+  ["--max-loras <n>", "LoRA slots reported in vllm:lora_requests_info (default 1)"],
+  ["--max-num-seqs <n>", "most sequences in the running batch (default 256)"],
+  ["--max-num-batched-tokens <n>", "token budget of one step (default 8192)"],
+  ["--max-model-len <n>", "longest prompt + output in tokens (default: the profile model's window)"],
+  ["--max-waiting-queue-length <n>", "waiting requests before 429 (default 1000)"],
+  ["--block-size <n>", "tokens per KV block: 8|16|32|64|128 (default 16)"],
+  ["--kv-cache-size <n>", "GPU KV blocks (default: derived from the profile's GPU memory)"],
+  ["--cpu-offload-gb <gb>", "CPU KV offload tier in GB (default 0 = off)"],
+  [
+    "--profile <name>",
+    "measured timing profile: h200-llama3-8b (default), h200-qwen3-32b-tp2, h200-llama3-70b-tp4",
+  ],
+  ["--mode <mode>", "output text: echo | random (default random)"],
+  ["--seed <n>", "seed of random outputs and failure injection (default: time)"],
+  ["--latency-calculator <kind>", "simple latency model: constant | per-token"],
+  ["--time-to-first-token <dur>", "TTFT, e.g. 200ms (selects the simple latency model)"],
+  ["--time-to-first-token-std-dev <dur>", "TTFT jitter"],
+  ["--inter-token-latency <dur>", "time between output tokens, e.g. 20ms"],
+  ["--inter-token-latency-std-dev <dur>", "inter-token jitter"],
+  ["--prefill-overhead <dur>", "fixed prefill cost (per-token model)"],
+  ["--prefill-time-per-token <dur>", "prefill cost per uncached prompt token (per-token model)"],
+  ["--prefill-time-std-dev <dur>", "prefill jitter"],
+  ["--time-factor-under-load <x>", "latency multiplier when max-num-seqs requests run (>= 1)"],
+  ["--speed <x>", "engine time runs x times faster than wall time (default 1)"],
+  ["--failure-injection-rate <pct>", "percent of requests that fail (0-100, default 0)"],
+  ["--failure-types <types...>", `failure kinds to inject: ${FAILURE_TYPES.join(", ")}`],
+  ["--max-body-bytes <n>", "largest request body; bigger gets 413 (default 16777216)"],
+];
+
+/** Registers `llmd sim`. */
+export function registerSim(program: Command): void {
+  const cmd = program
+    .command("sim")
+    .description("Run the vLLM-compatible model-server simulator (llm-d-inference-sim flags)");
+  for (const [flags, description] of FLAGS) cmd.option(flags, description);
+  cmd.action(async () => {
+    const { config: file, ...flags } = explicitOptions(cmd);
+    const fromFile = typeof file === "string" ? readSimConfigFile(file) : {};
+    const parsed = parseSimConfig(fromFile, flags);
+    if (!parsed.ok) {
+      process.stderr.write(`llmd sim: invalid configuration:\n${parsed.error}\n`);
+      process.exit(2);
+    }
+    const server = await startSimServer(parsed.config);
+    process.stdout.write(`llmd sim listening on ${server.url}\n`);
+    const stop = () => void server.close().then(() => process.exit(0));
+    process.once("SIGINT", stop);
+    process.once("SIGTERM", stop);
+  });
+}
+
+/** Options given on the command line, keyed by their kebab-case flag names. */
+function explicitOptions(cmd: Command): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const option of cmd.options) {
+    const key = option.attributeName();
+    if (option.long && cmd.getOptionValueSource(key) === "cli")
+      out[option.long.slice(2)] = cmd.getOptionValue(key);
+  }
+  return out;
+}
