@@ -1,0 +1,81 @@
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import type { Endpoint } from "../../../endpoints/endpoint.ts";
+import type { PrefixMatchResult } from "../../../kv-index/index.ts";
+import { attributeKey, PREFIX_CACHE_MATCH_INFO } from "../../framework/data-keys.ts";
+import { makeContext, makeEndpoint, makeEnv } from "../../framework/testing.ts";
+import { definition as prefixScorerDefinition } from "../prefix-cache-scorer/index.ts";
+import { instantiate, resultFor } from "../testing.ts";
+import { definition, type NoHitLruScorer } from "./index.ts";
+
+const endpoints = ["a", "b", "c", "d"].map((n) => makeEndpoint(n));
+
+function context(matches: number[] = [0, 0, 0, 0], producer = "approx-prefix-cache-producer") {
+  const ctx = makeContext();
+  const byEndpoint = new Map(
+    endpoints.map((e, i) => [
+      e.metadata.key,
+      { matchBlocks: matches[i]!, totalBlocks: 4, blockSizeTokens: 64 },
+    ]),
+  );
+  const match: PrefixMatchResult = {
+    blockSizeTokens: 64,
+    promptTokens: 256,
+    hashes: new Float64Array(),
+    byEndpoint,
+  };
+  ctx.state.set(attributeKey(PREFIX_CACHE_MATCH_INFO, producer), match);
+  return ctx;
+}
+
+function coldRequestTo(scorer: NoHitLruScorer, endpoint: Endpoint) {
+  const ctx = context();
+  scorer.score(ctx, endpoints);
+  scorer.preRequest(ctx, resultFor(endpoint));
+}
+
+test("warm requests score 0.5 everywhere and do not touch the LRU", () => {
+  const scorer = instantiate<NoHitLruScorer>(definition);
+  const ctx = context([0, 2, 0, 0]);
+  assert.deepEqual(Array.from(scorer.score(ctx, endpoints)), [0.5, 0.5, 0.5, 0.5]);
+  scorer.preRequest(ctx, resultFor(endpoints[1]!));
+  assert.deepEqual(Array.from(scorer.score(context(), endpoints)), [1, 1, 1, 1]);
+});
+
+test("cold requests prefer never-used, then least recently used endpoints", () => {
+  const scorer = instantiate<NoHitLruScorer>(definition);
+  coldRequestTo(scorer, endpoints[0]!);
+  coldRequestTo(scorer, endpoints[1]!);
+  const [a, b, c, d] = Array.from(scorer.score(context(), endpoints));
+  assert.equal(c, 1);
+  assert.equal(d, 1);
+  assert.ok(a! > b!, "a was used longer ago than b");
+  assert.ok(a! < 1);
+  coldRequestTo(scorer, endpoints[0]!);
+  const again = Array.from(scorer.score(context(), endpoints));
+  assert.ok(again[1]! > again[0]!, "a is now the most recent");
+});
+
+test("lruSize bounds the memory: the oldest endpoint is forgotten (scores as never used)", () => {
+  const scorer = instantiate<NoHitLruScorer>(definition, { lruSize: 2 });
+  for (const e of endpoints.slice(0, 3)) coldRequestTo(scorer, e);
+  const [a, b, c] = Array.from(scorer.score(context(), endpoints));
+  assert.equal(a, 1);
+  assert.ok(b! > c! && c! > 0);
+});
+
+test("prefixPluginName resolves to the prefix scorer's producer", () => {
+  const prefixScorer = prefixScorerDefinition.create(
+    prefixScorerDefinition.parameters.parse({ prefixMatchInfoProducerName: "precise" }),
+    makeEnv("prefix-cache-scorer"),
+  );
+  const scorer = instantiate<NoHitLruScorer>(
+    definition,
+    {},
+    makeEnv("no-hit-lru-scorer", { "prefix-cache-scorer": prefixScorer }),
+  );
+  assert.deepEqual(
+    Array.from(scorer.score(context([0, 3, 0, 0], "precise"), endpoints)),
+    [0.5, 0.5, 0.5, 0.5],
+  );
+});

@@ -1,0 +1,108 @@
+/**
+ * `no-hit-lru-scorer` (reference §2.4): spreads cold requests (no prefix hit on any candidate)
+ * over the endpoints least recently given a cold request, so new prefixes do not pile up on one
+ * endpoint. Warm requests score 0.5 everywhere (neutral).
+ */
+import { z } from "zod";
+import type { Endpoint } from "../../../endpoints/endpoint.ts";
+import { type PrefixMatchResult, readPrefixMatch } from "../../../kv-index/index.ts";
+import { attributeKey, PREFIX_CACHE_MATCH_INFO } from "../../framework/data-keys.ts";
+import type {
+  Plugin,
+  PluginDefinition,
+  PreRequest,
+  SchedulingContext,
+  SchedulingResult,
+  Scorer,
+} from "../../framework/types.ts";
+import { chosenEndpoints } from "../shared/chosen-endpoints.ts";
+
+const parameters = z
+  .strictObject({
+    prefixPluginType: z.string().min(1).default("prefix-cache-scorer"),
+    prefixPluginName: z.string().min(1).default("prefix-cache-scorer"),
+    lruSize: z.int().positive().default(1024),
+  })
+  .prefault({});
+
+/** Validated parameters of `no-hit-lru-scorer`. */
+export type NoHitLruParams = z.infer<typeof parameters>;
+
+const WARM_SCORE = 0.5;
+const DEFAULT_PREFIX_STATE_KEY = attributeKey(PREFIX_CACHE_MATCH_INFO);
+
+/** Scorer and PreRequest (records which endpoint took each cold request). */
+export class NoHitLruScorer implements Scorer, PreRequest {
+  readonly type = "no-hit-lru-scorer";
+  readonly category = "distribution";
+  /** Endpoint keys that took cold requests, least recent first (at most lruSize). */
+  private readonly recent = new Set<string>();
+  private readonly coldKey: string;
+  private prefixStateKey: string | undefined;
+
+  constructor(
+    readonly name: string,
+    private readonly params: NoHitLruParams,
+    private readonly lookup: (name: string) => Plugin | undefined,
+  ) {
+    this.coldKey = `${name}/cold`;
+  }
+
+  score(ctx: SchedulingContext, endpoints: readonly Endpoint[]): Float64Array {
+    const scores = new Float64Array(endpoints.length);
+    const cold = isCold(readPrefixMatch(ctx.state, this.matchStateKey()), endpoints);
+    ctx.state.set(this.coldKey, cold);
+    if (!cold) return scores.fill(WARM_SCORE);
+    const position = new Map(endpoints.map((e, i) => [e.metadata.key, i]));
+    let used = 0;
+    for (const key of this.recent) if (position.has(key)) used++;
+    // Never-used endpoints score 1; used ones from used/(used+1) (oldest) down to 1/(used+1).
+    scores.fill(1);
+    let rank = 0;
+    for (const key of this.recent) {
+      const i = position.get(key);
+      if (i !== undefined) scores[i] = (used - rank++) / (used + 1);
+    }
+    return scores;
+  }
+
+  preRequest(ctx: SchedulingContext, result: SchedulingResult): void {
+    if (ctx.state.get(this.coldKey) !== true) return;
+    for (const endpoint of chosenEndpoints(result)) {
+      const key = endpoint.metadata.key;
+      this.recent.delete(key);
+      this.recent.add(key);
+      if (this.recent.size > this.params.lruSize) this.recent.delete(this.recent.values().next().value!);
+    }
+  }
+
+  /**
+   * The prefix data to read: that of the plugin named `prefixPluginName` (a prefix scorer's
+   * producer, or a producer itself), resolved on first use since plugins may be created in any order.
+   */
+  private matchStateKey(): string {
+    if (this.prefixStateKey !== undefined) return this.prefixStateKey;
+    const plugin = this.lookup(this.params.prefixPluginName) as
+      | { prefixMatchStateKey?: unknown; stateKey?: unknown }
+      | undefined;
+    const key = plugin?.prefixMatchStateKey ?? plugin?.stateKey;
+    this.prefixStateKey = typeof key === "string" ? key : DEFAULT_PREFIX_STATE_KEY;
+    return this.prefixStateKey;
+  }
+}
+
+/** Cold: no candidate holds even one block of the prompt (or there is no match data). */
+function isCold(match: PrefixMatchResult | undefined, endpoints: readonly Endpoint[]): boolean {
+  if (!match) return true;
+  return endpoints.every((e) => (match.byEndpoint.get(e.metadata.key)?.matchBlocks ?? 0) === 0);
+}
+
+/** Registry entry for `no-hit-lru-scorer`. */
+export const definition: PluginDefinition<NoHitLruParams> = {
+  type: "no-hit-lru-scorer",
+  stability: "beta",
+  description: "Cold requests prefer endpoints least recently given a cold request; warm → 0.5",
+  parameters,
+  consumes: [PREFIX_CACHE_MATCH_INFO],
+  create: (params, env) => new NoHitLruScorer(env.name, params, env.lookup),
+};
