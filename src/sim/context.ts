@@ -42,7 +42,7 @@ export function createSimContext(config: SimConfig): SimContext {
   const resolved = engine.options;
   const driver = new EngineDriver(engine, config.speed);
   const base = servedModelNames(config);
-  const info = { modelName: base[0]!, maxLoras: config["max-loras"], numCpuBlocks: resolved.numCpuBlocks };
+  const info = { modelName: base[0]!, maxLoras: config["max-loras"] };
   const models = new Map<string, ServedModel>();
   for (const name of base) models.set(name, { lora: undefined });
   for (const lora of config["lora-modules"]) models.set(lora, { lora });

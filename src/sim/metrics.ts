@@ -24,7 +24,6 @@ const TOKEN_BUCKETS = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 100
 export interface SimMetricsInfo {
   modelName: string;
   maxLoras: number;
-  numCpuBlocks: number;
 }
 
 /** Engine stats plus the counters mirrored from them (cumulative fields only). */
@@ -157,6 +156,12 @@ export class SimMetrics {
     gauge("vllm:num_requests_running", "Requests in the running batch.", (s) => s.running);
     gauge("vllm:num_requests_waiting", "Requests waiting to be scheduled.", (s) => s.waiting);
     gauge("vllm:kv_cache_usage_perc", "GPU KV-cache usage, 0..1.", (s) => s.kvUsage);
+    gauge(
+      "llmd:kv_cache_cached_blocks",
+      "GPU KV blocks held only by the prefix cache (reusable).",
+      (s) => s.cachedBlocks,
+    );
+    gauge("llmd:kv_cache_cpu_blocks", "KV blocks held in the CPU offload tier.", (s) => s.cpuBlocksHeld);
     this.infoGauges();
   }
 
@@ -172,7 +177,7 @@ export class SimMetrics {
         const labels = {
           block_size: s.blockSize,
           num_gpu_blocks: s.numGpuBlocks,
-          num_cpu_blocks: info.numCpuBlocks,
+          num_cpu_blocks: s.numCpuBlocks,
         };
         this.set({ ...labels, cache_dtype: "auto", enable_prefix_caching: "True" }, 1);
       },
