@@ -33,7 +33,10 @@ export function attributeKey(
   return `${producerName}/${dataKey}`;
 }
 
-/** Value of `IN_FLIGHT_LOAD` on an endpoint: what the router has dispatched and not yet released. */
+/**
+ * One endpoint's entry of `IN_FLIGHT_LOAD`, which the producer publishes in `ctx.state` as a
+ * `ReadonlyMap<endpointKey, InFlightLoad>`: what the router has dispatched and not yet released.
+ */
 export interface InFlightLoad {
   /** Requests dispatched and not completed. */
   requests: number;

@@ -11,29 +11,51 @@
  * Test helpers (endpoints, contexts, envs): ../framework/testing.ts.
  */
 import type { AnyPluginDefinition } from "../framework/registry.ts";
+import { definition as activeRequestScorer } from "./active-request-scorer/index.ts";
+import { definition as agentIdentity } from "./agent-identity/index.ts";
+import { definition as approxPrefixCacheProducer } from "./approx-prefix-cache-producer/index.ts";
 import { definition as decodeFilter } from "./decode-filter/index.ts";
 import { definition as encodeFilter } from "./encode-filter/index.ts";
+import { definition as inflightLoadProducer } from "./inflight-load-producer/index.ts";
 import { definition as kvCacheUtilizationScorer } from "./kv-cache-utilization-scorer/index.ts";
+import { definition as loadAwareScorer } from "./load-aware-scorer/index.ts";
 import { definition as loraAffinityScorer } from "./lora-affinity-scorer/index.ts";
 import { definition as maxScorePicker } from "./max-score-picker/index.ts";
+import { definition as noHitLruScorer } from "./no-hit-lru-scorer/index.ts";
 import { definition as prefillFilter } from "./prefill-filter/index.ts";
+import { definition as prefixCacheAffinityFilter } from "./prefix-cache-affinity-filter/index.ts";
+import { definition as prefixCacheScorer } from "./prefix-cache-scorer/index.ts";
 import { definition as queueScorer } from "./queue-scorer/index.ts";
 import { definition as randomPicker } from "./random-picker/index.ts";
 import { definition as runningRequestsSizeScorer } from "./running-requests-size-scorer/index.ts";
+import { definition as sessionIdProducer } from "./session-id-producer/index.ts";
 import { definition as singleProfileHandler } from "./single-profile-handler/index.ts";
+import { definition as tokenLoadScorer } from "./token-load-scorer/index.ts";
+import { definition as tokenProducer } from "./token-producer/index.ts";
 import { definition as weightedRandomPicker } from "./weighted-random-picker/index.ts";
 
 /** Every built-in scheduling plugin definition (order is irrelevant; `llmd plugins` sorts by type). */
 export const schedulingPlugins: readonly AnyPluginDefinition[] = [
+  activeRequestScorer,
+  agentIdentity,
+  approxPrefixCacheProducer,
   decodeFilter,
   encodeFilter,
+  inflightLoadProducer,
   kvCacheUtilizationScorer,
+  loadAwareScorer,
   loraAffinityScorer,
   maxScorePicker,
+  noHitLruScorer,
   prefillFilter,
+  prefixCacheAffinityFilter,
+  prefixCacheScorer,
   queueScorer,
   randomPicker,
   runningRequestsSizeScorer,
+  sessionIdProducer,
   singleProfileHandler,
+  tokenLoadScorer,
+  tokenProducer,
   weightedRandomPicker,
 ];

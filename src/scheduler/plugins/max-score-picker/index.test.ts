@@ -39,10 +39,14 @@ test("score ties go to the least loaded endpoint", () => {
 
 test("router in-flight counts win over scraped metrics when the producer ran", () => {
   const scored = scoredOf([1, 1]);
-  scored[0]!.endpoint.attributes.set(attributeKey(IN_FLIGHT_LOAD), { requests: 0, tokens: 0 });
   scored[0]!.endpoint.metrics.runningRequestsSize = 9;
-  scored[1]!.endpoint.attributes.set(attributeKey(IN_FLIGHT_LOAD), { requests: 2, tokens: 0 });
-  assert.deepEqual(names(picker().pick(makeContext(), scored)), ["e0"]);
+  const ctx = makeContext();
+  const snapshot = new Map([
+    ["default/e0", { requests: 0, tokens: 0 }],
+    ["default/e1", { requests: 2, tokens: 0 }],
+  ]);
+  ctx.state.set(attributeKey(IN_FLIGHT_LOAD), snapshot);
+  assert.deepEqual(names(picker().pick(ctx, scored)), ["e0"]);
 });
 
 test("a burst of equal-score requests spreads instead of piling onto one endpoint", () => {

@@ -18,12 +18,12 @@ class MaxScorePicker implements Picker {
     private readonly maxNumOfEndpoints: number,
   ) {}
 
-  pick(_ctx: SchedulingContext, scored: ScoredEndpoint[]): ProfileRunResult {
+  pick(ctx: SchedulingContext, scored: ScoredEndpoint[]): ProfileRunResult {
     if (this.maxNumOfEndpoints === 1) {
-      const best = this.ties.best(scored);
+      const best = this.ties.best(ctx, scored);
       return { targetEndpoints: best < 0 ? [] : [scored[best]!.endpoint], scored };
     }
-    const order = this.ties.rank(scored).slice(0, this.maxNumOfEndpoints);
+    const order = this.ties.rank(ctx, scored).slice(0, this.maxNumOfEndpoints);
     return { targetEndpoints: order.map((i) => scored[i]!.endpoint), scored };
   }
 }
