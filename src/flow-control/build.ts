@@ -61,6 +61,11 @@ export function createFlowController(
     defaults.set(ref, plugin);
     return plugin;
   };
+  // Bands for unlisted priorities are created on first use; check their templates' refs now.
+  for (const template of [config.defaultPriorityBand, config.defaultNegativePriorityBand]) {
+    resolve(template.fairnessPolicyRef, "fairness", "fairnessPolicyRef");
+    resolve(template.orderingPolicyRef, "ordering", "orderingPolicyRef");
+  }
   const bandSelectionRef = config.bandSelectionPolicyPluginRef;
   const controller = new FlowController({
     config,
