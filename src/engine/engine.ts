@@ -85,7 +85,7 @@ export class PagedEngine implements Engine {
     return {
       startMs: nowMs,
       durationMs,
-      prefillTokens: this.prefillTokens(shape),
+      prefillTokens: shape.prefillTokens(),
       decodeSeqs: shape.decodeCount,
       outputs,
       preempted,
@@ -196,12 +196,6 @@ export class PagedEngine implements Engine {
     this.kv.free(s);
     s.state = "done";
     this.live.delete(s.id);
-  }
-
-  private prefillTokens(shape: StepShape): number {
-    let n = 0;
-    for (let i = 0; i < shape.prefillCount; i++) n += shape.prefillNew[i]!;
-    return n;
   }
 
   private emptyStep(nowMs: number, preempted: string[]): StepResult {

@@ -55,10 +55,15 @@ export class StepShape {
     this.decodeContextSum += context;
   }
 
-  /** Total tokens in the batch (prefill chunks + one per decode). */
-  batchTokens(): number {
-    let t = this.decodeCount;
+  /** New prefill tokens across all chunks. */
+  prefillTokens(): number {
+    let t = 0;
     for (let i = 0; i < this.prefillCount; i++) t += this.prefillNew[i]!;
     return t;
+  }
+
+  /** Total tokens in the batch (prefill chunks + one per decode). */
+  batchTokens(): number {
+    return this.prefillTokens() + this.decodeCount;
   }
 }
