@@ -18,6 +18,7 @@ import { definition as decodeFilter } from "./decode-filter/index.ts";
 import { definition as encodeFilter } from "./encode-filter/index.ts";
 import { definition as inflightLoadProducer } from "./inflight-load-producer/index.ts";
 import { definition as kvCacheUtilizationScorer } from "./kv-cache-utilization-scorer/index.ts";
+import { definition as labelSelectorFilter } from "./label-selector-filter/index.ts";
 import { definition as loadAwareScorer } from "./load-aware-scorer/index.ts";
 import { definition as loraAffinityScorer } from "./lora-affinity-scorer/index.ts";
 import { definition as maxScorePicker } from "./max-score-picker/index.ts";
@@ -28,10 +29,13 @@ import { definition as prefixCacheScorer } from "./prefix-cache-scorer/index.ts"
 import { definition as queueScorer } from "./queue-scorer/index.ts";
 import { definition as randomPicker } from "./random-picker/index.ts";
 import { definition as runningRequestsSizeScorer } from "./running-requests-size-scorer/index.ts";
+import { definition as sessionAffinityFilter } from "./session-affinity-filter/index.ts";
+import { definition as sessionAffinityScorer } from "./session-affinity-scorer/index.ts";
 import { definition as sessionIdProducer } from "./session-id-producer/index.ts";
 import { definition as singleProfileHandler } from "./single-profile-handler/index.ts";
 import { definition as tokenLoadScorer } from "./token-load-scorer/index.ts";
 import { definition as tokenProducer } from "./token-producer/index.ts";
+import { definition as utilizationFilter } from "./utilization-filter/index.ts";
 import { definition as weightedRandomPicker } from "./weighted-random-picker/index.ts";
 
 /** Every built-in scheduling plugin definition (order is irrelevant; `llmd plugins` sorts by type). */
@@ -43,6 +47,7 @@ export const schedulingPlugins: readonly AnyPluginDefinition[] = [
   encodeFilter,
   inflightLoadProducer,
   kvCacheUtilizationScorer,
+  labelSelectorFilter,
   loadAwareScorer,
   loraAffinityScorer,
   maxScorePicker,
@@ -53,9 +58,12 @@ export const schedulingPlugins: readonly AnyPluginDefinition[] = [
   queueScorer,
   randomPicker,
   runningRequestsSizeScorer,
+  sessionAffinityFilter,
+  sessionAffinityScorer,
   sessionIdProducer,
   singleProfileHandler,
   tokenLoadScorer,
   tokenProducer,
+  utilizationFilter,
   weightedRandomPicker,
 ];
