@@ -1,0 +1,104 @@
+/**
+ * Child-process supervision for `llmd up`: N `llmd sim` replicas on consecutive ports, waited for
+ * until healthy, and stopped together (SIGTERM, then SIGKILL after a grace period) so no
+ * simulator outlives the command.
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import { once } from "node:events";
+import { createServer } from "node:net";
+import { fileURLToPath } from "node:url";
+
+/** How to start the replicas. */
+export interface SimReplicaOptions {
+  replicas: number;
+  /** First port (replica i listens on basePort + i); 0 = any free ports. */
+  basePort: number;
+  /** Extra `llmd sim` flags, e.g. `["--profile", "h200-llama3-8b", "--speed", "10"]`. */
+  simArgs: readonly string[];
+  /** Max wait for every replica's `/health`, in ms (default 30000). */
+  readyTimeoutMs?: number;
+  /** Where the children's output goes (default: inherited). */
+  stdio?: "inherit" | "ignore";
+}
+
+/** Running replicas. */
+export interface SimReplicas {
+  /** `http://127.0.0.1:port` of each replica. */
+  urls: string[];
+  children: ChildProcess[];
+  /** Stops every child (SIGTERM, SIGKILL after `graceMs`, default 5000) and waits for exits. */
+  stop(graceMs?: number): Promise<void>;
+}
+
+const CLI_MAIN = fileURLToPath(new URL("../cli/main.ts", import.meta.url));
+
+/** A port the OS reports free right now (a child binds it a moment later). */
+async function freePort(): Promise<number> {
+  const server = createServer();
+  server.listen(0, "127.0.0.1");
+  await once(server, "listening");
+  const { port } = server.address() as { port: number };
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+async function ports(options: SimReplicaOptions): Promise<number[]> {
+  const list: number[] = [];
+  for (let i = 0; i < options.replicas; i++)
+    list.push(options.basePort ? options.basePort + i : await freePort());
+  return list;
+}
+
+function spawnSim(port: number, options: SimReplicaOptions): ChildProcess {
+  const args = [...process.execArgv, CLI_MAIN, "sim", "--port", String(port), ...options.simArgs];
+  return spawn(process.execPath, args, {
+    stdio: ["ignore", options.stdio ?? "inherit", options.stdio ?? "inherit"],
+  });
+}
+
+function exited(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return once(child, "exit").then(() => {});
+}
+
+async function waitHealthy(url: string, child: ChildProcess, deadline: number): Promise<void> {
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null || child.signalCode !== null) {
+      throw new Error(`simulator for ${url} exited early (code ${child.exitCode ?? child.signalCode})`);
+    }
+    const ok = await fetch(`${url}/health`, { signal: AbortSignal.timeout(1000) }).then(
+      (r) => r.ok,
+      () => false,
+    );
+    if (ok) return;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error(`simulator ${url} not healthy in time`);
+}
+
+async function stopAll(children: readonly ChildProcess[], graceMs: number): Promise<void> {
+  for (const child of children)
+    if (child.exitCode === null && child.signalCode === null) child.kill("SIGTERM");
+  const kill = setTimeout(() => {
+    for (const child of children)
+      if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+  }, graceMs);
+  await Promise.all(children.map(exited));
+  clearTimeout(kill);
+}
+
+/** Spawns the replicas and resolves once all are healthy; on failure stops them and rejects. */
+export async function startSimReplicas(options: SimReplicaOptions): Promise<SimReplicas> {
+  const list = await ports(options);
+  const children = list.map((port) => spawnSim(port, options));
+  const urls = list.map((port) => `http://127.0.0.1:${port}`);
+  const stop = (graceMs = 5000) => stopAll(children, graceMs);
+  const deadline = Date.now() + (options.readyTimeoutMs ?? 30_000);
+  try {
+    await Promise.all(urls.map((url, i) => waitHealthy(url, children[i] as ChildProcess, deadline)));
+  } catch (err) {
+    await stop(1000);
+    throw err;
+  }
+  return { urls, children, stop };
+}

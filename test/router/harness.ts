@@ -1,0 +1,83 @@
+/**
+ * Integration-test wiring: in-process simulators on loopback (port 0) behind a real router
+ * (config loader, endpoint pool, gateway), plus a Prometheus text reader.
+ */
+import { parseEndpointList } from "../../src/endpoints/sources/static-source.ts";
+import { type Router, startRouter } from "../../src/gateway/router.ts";
+import { parseSimConfig } from "../../src/sim/config.ts";
+import { type SimServer, startSimServer } from "../../src/sim/server.ts";
+
+/** Model name every test simulator serves. */
+export const MODEL = "test-model";
+
+/** Prefix-aware + load-aware scheduling (the shape of the default config). */
+export const PREFIX_CONFIG = `
+apiVersion: llm-d.ai/v1
+kind: EndpointPickerConfig
+plugins:
+- type: prefix-cache-scorer
+- type: queue-scorer
+- type: max-score-picker
+- type: single-profile-handler
+schedulingProfiles:
+- name: default
+  plugins:
+  - {pluginRef: prefix-cache-scorer, weight: 3}
+  - {pluginRef: queue-scorer, weight: 1}
+`;
+
+/** Starts `n` simulators with fast fixed latencies (overrides use `llmd sim` flag names). */
+export async function startSims(n: number, overrides: Record<string, unknown> = {}): Promise<SimServer[]> {
+  const parsed = parseSimConfig({
+    model: MODEL,
+    port: 0,
+    host: "127.0.0.1",
+    mode: "echo",
+    "time-to-first-token": "5ms",
+    "inter-token-latency": "1ms",
+    ...overrides,
+  });
+  if (!parsed.ok) throw new Error(parsed.error);
+  return Promise.all(Array.from({ length: n }, () => startSimServer(parsed.config)));
+}
+
+/** A router over `urls` with `config` (text; default prefix-aware), scraping every 20 ms. */
+export function routerFor(
+  urls: readonly string[],
+  config = PREFIX_CONFIG,
+  maxBodyBytes?: number,
+): Promise<Router> {
+  return startRouter({
+    config,
+    endpoints: parseEndpointList(urls.join(",")),
+    port: 0,
+    scrapeIntervalMs: 20,
+    log: () => {},
+    ...(maxBodyBytes === undefined ? {} : { maxBodyBytes }),
+  });
+}
+
+/** Sum of every sample of `name` (any labels) in a Prometheus text page. */
+export function metricSum(text: string, name: string): number {
+  let sum = 0;
+  for (const line of text.split("\n")) {
+    if (!line.startsWith(name)) continue;
+    const rest = line.slice(name.length);
+    if (rest[0] !== " " && rest[0] !== "{") continue;
+    sum += Number(line.slice(line.lastIndexOf(" ") + 1));
+  }
+  return sum;
+}
+
+/** Polls `check` every 20 ms until it returns true or `timeoutMs` passes. */
+export async function eventually(
+  check: () => boolean | Promise<boolean>,
+  timeoutMs = 5000,
+): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (await check()) return true;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  return false;
+}
