@@ -116,7 +116,19 @@ test("preRequest, firstToken and complete reach every plugin implementing them",
 test("multi-round handlers run each profile once; a handler repeating itself cannot loop", () => {
   const runs: string[] = [];
   const tracking = (name: string) =>
-    profileOf({ name, filters: [{ type: "t", name, filter: (_c, e) => (runs.push(name), e) }] });
+    profileOf({
+      name,
+      filters: [
+        {
+          type: "t",
+          name,
+          filter: (_c, e) => {
+            runs.push(name);
+            return e;
+          },
+        },
+      ],
+    });
   const profiles = new Map([
     ["decode", tracking("decode")],
     ["prefill", tracking("prefill")],
