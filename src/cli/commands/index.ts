@@ -1,7 +1,8 @@
 /** Every subcommand registers itself on the root program; add new ones to this list. */
 import type { Command } from "commander";
 import { registerSim } from "./sim.ts";
+import { registerSimulate } from "./simulate.ts";
 
 export type RegisterCommand = (program: Command) => void;
 
-export const commands: RegisterCommand[] = [registerSim];
+export const commands: RegisterCommand[] = [registerSim, registerSimulate];

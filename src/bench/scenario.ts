@@ -1,0 +1,142 @@
+/**
+ * Scenario files (YAML, zod-validated, unknown fields rejected): fleet size and engine profile,
+ * workload and load level, router config (a path relative to the scenario, or inline), duration,
+ * seed, scrape interval, SLO and price. `--set a.b=v` overrides any field before validation.
+ */
+import { readFileSync } from "node:fs";
+import { dirname, resolve } from "node:path";
+import { parse as parseYaml } from "yaml";
+import { z } from "zod";
+import { LlmdError } from "../api/errors.ts";
+
+const positive = z.number().positive();
+const closedLoop = {
+  /** Concurrent sessions (the load level). */
+  sessions: z.int().positive(),
+  /** Initial sessions start spread over this many seconds. */
+  rampS: z.number().nonnegative().default(30),
+  /** Think times and spawn delays are capped here, seconds (workloads.md §4: 60 s, or none). */
+  thinkCapS: positive.default(60),
+};
+const replay = { timeScale: positive.default(1), limit: z.int().positive().optional() };
+
+const workloadSchema = z.discriminatedUnion("type", [
+  z.strictObject({
+    type: z.literal("weka"),
+    dir: z.string().default("weka-claude-code"),
+    warmFraction: z.number().min(0).max(1).default(0),
+    ...closedLoop,
+  }),
+  z.strictObject({
+    type: z.literal("agentic"),
+    ...closedLoop,
+    turnsMedian: positive.optional(),
+    growthMedian: positive.optional(),
+    systemTokens: z.int().positive().optional(),
+    subagentProbability: z.number().min(0).max(1).optional(),
+  }),
+  z.strictObject({ type: z.literal("chat"), ...closedLoop, thinkMeanS: positive.default(5) }),
+  z.strictObject({
+    type: z.literal("mooncake"),
+    path: z.string().default("mooncake-fast25/conversation_trace.jsonl"),
+    ...replay,
+  }),
+  z.strictObject({
+    type: z.literal("azure"),
+    path: z.string().default("azure-llm-2023/AzureLLMInferenceTrace_conv.csv"),
+    kind: z.string().optional(),
+    ...replay,
+  }),
+  z.strictObject({
+    type: z.literal("shared-prefix"),
+    rps: positive,
+    groups: z.int().positive().default(150),
+    promptsPerGroup: z.int().positive().default(5),
+    systemTokens: z.int().positive().default(6000),
+    questionTokens: z.int().positive().default(1200),
+    outputTokens: z.int().positive().default(1000),
+  }),
+]);
+
+/** Engine options passed through to `createEngine` (names as in src/engine/options.ts). */
+const engineSchema = z
+  .strictObject({
+    blockSize: z.int().positive().optional(),
+    maxModelLen: z.int().positive().optional(),
+    maxNumSeqs: z.int().positive().optional(),
+    maxNumBatchedTokens: z.int().positive().optional(),
+    gpuMemoryUtilization: z.number().gt(0).max(1).optional(),
+    kvCacheSize: z.int().positive().optional(),
+    cpuOffloadGb: z.number().nonnegative().optional(),
+  })
+  .default({});
+
+/** The validated scenario. */
+export const scenarioSchema = z.strictObject({
+  name: z.string().optional(),
+  seed: z.int().default(1),
+  /** Arrivals stop after this many simulated seconds. */
+  durationS: positive,
+  /** Requests arriving before this are warm-up: they fill caches but are not measured. */
+  warmupS: z.number().nonnegative().default(0),
+  /** In-flight requests get this long after `durationS` to finish. */
+  drainS: z.number().nonnegative().default(300),
+  scrapeIntervalMs: positive.default(50),
+  model: z.string().default("llama3-8b"),
+  fleet: z.strictObject({
+    replicas: z.int().positive(),
+    profile: z.string().default("h200-llama3-8b"),
+    engine: engineSchema,
+  }),
+  router: z.union([z.strictObject({ config: z.string() }), z.strictObject({ configText: z.string() })]),
+  workload: workloadSchema,
+  slo: z
+    .strictObject({ ttftMs: positive.default(2000), itlMs: positive.default(50) })
+    .default({ ttftMs: 2000, itlMs: 50 }),
+  price: z.strictObject({ gpuHour: positive.default(2.71) }).default({ gpuHour: 2.71 }),
+});
+
+/** A validated scenario plus where it came from. */
+export type Scenario = z.output<typeof scenarioSchema> & { baseDir: string; file: string };
+/** The workload section. */
+export type WorkloadSpec = Scenario["workload"];
+
+/** Parses and validates YAML text; `overrides` are `dotted.path=value` (value parsed as YAML). */
+export function parseScenario(text: string, file: string, overrides: readonly string[] = []): Scenario {
+  const doc = (parseYaml(text) ?? {}) as Record<string, unknown>;
+  for (const o of overrides) applyOverride(doc, o);
+  const parsed = scenarioSchema.safeParse(doc);
+  if (!parsed.success) {
+    const detail = parsed.error.issues.map((i) => `${i.path.join(".") || "(root)"}: ${i.message}`).join("; ");
+    throw new LlmdError("invalid_scenario", `${file}: ${detail}`, { status: 400 });
+  }
+  return { ...parsed.data, baseDir: dirname(resolve(file)), file };
+}
+
+/** Reads and validates a scenario file. */
+export function loadScenario(file: string, overrides: readonly string[] = []): Scenario {
+  return parseScenario(readFileSync(file, "utf8"), file, overrides);
+}
+
+/** Sets `a.b.c=value` in a plain object tree, creating objects on the way. */
+export function applyOverride(doc: Record<string, unknown>, assignment: string): void {
+  const eq = assignment.indexOf("=");
+  if (eq <= 0)
+    throw new LlmdError("invalid_override", `expected key=value, got "${assignment}"`, { status: 400 });
+  const keys = assignment.slice(0, eq).split(".");
+  let node = doc;
+  for (const key of keys.slice(0, -1)) {
+    const child = node[key];
+    node = (typeof child === "object" && child !== null ? child : (node[key] = {})) as Record<
+      string,
+      unknown
+    >;
+  }
+  node[keys.at(-1)!] = parseYaml(assignment.slice(eq + 1));
+}
+
+/** The router config text of a scenario (file paths resolve against the scenario's directory). */
+export function routerConfigText(scenario: Scenario): string {
+  if ("configText" in scenario.router) return scenario.router.configText;
+  return readFileSync(resolve(scenario.baseDir, scenario.router.config), "utf8");
+}

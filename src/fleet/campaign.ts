@@ -1,0 +1,72 @@
+/**
+ * A set of fleet runs: every scenario file, at every value of an optional sweep, one after another
+ * (one core each; runs are independent and deterministic).
+ */
+import { basename } from "node:path";
+import type { ReportRun } from "../bench/report/html.ts";
+import { loadScenario, type Scenario } from "../bench/scenario.ts";
+import { runScenario } from "./run-scenario.ts";
+
+/** What to run. */
+export interface CampaignSpec {
+  files: readonly string[];
+  /** `dotted.path=value` overrides applied to every scenario. */
+  overrides: readonly string[];
+  /** `dotted.path=v1,v2,…`: one run per value. */
+  sweep?: string;
+}
+
+/** A planned run. */
+export interface PlannedRun {
+  label: string;
+  group: string;
+  load?: number;
+  scenario: Scenario;
+}
+
+/** Expands files × sweep values into validated scenarios (fails fast on any invalid one). */
+export function planCampaign(spec: CampaignSpec): PlannedRun[] {
+  const [key, list] = spec.sweep ? splitSweep(spec.sweep) : [undefined, [undefined]];
+  const runs: PlannedRun[] = [];
+  for (const file of spec.files) {
+    for (const value of list) {
+      const overrides = value === undefined ? spec.overrides : [...spec.overrides, `${key}=${value}`];
+      const scenario = loadScenario(file, overrides);
+      const group = scenario.name ?? basename(file).replace(/\.ya?ml$/, "");
+      const load = value === undefined ? undefined : Number(value);
+      runs.push({
+        label: value === undefined ? group : `${group} @${value}`,
+        group,
+        scenario,
+        ...(load === undefined ? {} : { load }),
+      });
+    }
+  }
+  return runs;
+}
+
+function splitSweep(sweep: string): [string, string[]] {
+  const eq = sweep.indexOf("=");
+  if (eq <= 0) throw new Error(`--sweep expects key=v1,v2,…, got "${sweep}"`);
+  return [sweep.slice(0, eq), sweep.slice(eq + 1).split(",")];
+}
+
+/** Runs one planned run and shapes it for reports. */
+export async function executeRun(
+  run: PlannedRun,
+  onProgress?: (simulatedMs: number) => void,
+): Promise<ReportRun> {
+  const { result, summary } = await runScenario(run.scenario, onProgress);
+  const speed = result.simulatedMs / Math.max(1, result.wallMs);
+  return {
+    label: run.label,
+    group: run.group,
+    ...(run.load === undefined ? {} : { load: run.load }),
+    summary,
+    speed,
+    records: result.records,
+    timeline: result.timeline,
+    fromMs: run.scenario.warmupS * 1000,
+    toMs: run.scenario.durationS * 1000,
+  };
+}

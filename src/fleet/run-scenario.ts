@@ -1,0 +1,74 @@
+/**
+ * Wires a scenario into a fleet run: the real engines (`createEngine`), the real scheduler
+ * (`loadConfig` of the router config, with the virtual clock and a seeded random source), the
+ * workload, and the summary over the measurement window.
+ */
+import { loadConfig } from "../config/index.ts";
+import { ManualClock } from "../core/clock.ts";
+import { createEngine, type EngineOptions, parseProfileName, resolveProfile } from "../engine/index.ts";
+import { type RunSummary, summarize } from "../bench/metrics/summary.ts";
+import { routerConfigText, type Scenario } from "../bench/scenario.ts";
+import { createWorkload } from "../bench/workloads/index.ts";
+import { Rng } from "../bench/workloads/rng.ts";
+import { SyntheticPromptBuilder } from "../bench/workloads/synthetic-prompt.ts";
+import { LlmdError } from "../api/errors.ts";
+import { type FleetResult, runFleet } from "./simulator.ts";
+
+/** A finished scenario run. */
+export interface ScenarioRun {
+  scenario: Scenario;
+  result: FleetResult;
+  summary: RunSummary;
+  /** GPUs in the fleet (replicas × the profile's tensor-parallel degree). */
+  gpus: number;
+  /** KV capacity of the fleet in tokens. */
+  fleetKvTokens: number;
+}
+
+/** Runs a scenario; `onProgress` gets simulated ms. */
+export async function runScenario(
+  scenario: Scenario,
+  onProgress?: (simulatedMs: number) => void,
+): Promise<ScenarioRun> {
+  const profile = parseProfileName(scenario.fleet.profile);
+  if (!profile)
+    throw new LlmdError("invalid_scenario", `unknown profile ${scenario.fleet.profile}`, { status: 400 });
+  const clock = new ManualClock();
+  const random = new Rng(`router:${scenario.seed}`);
+  const router = loadConfig(routerConfigText(scenario), {
+    clock,
+    random: () => random.next(),
+    allowExperimentalPlugins: true,
+  });
+  const engineOptions: EngineOptions = { ...scenario.fleet.engine, profile, seed: scenario.seed };
+  const probe = createEngine(engineOptions).stats();
+  const durationMs = scenario.durationS * 1000;
+  const result = await runFleet({
+    replicas: scenario.fleet.replicas,
+    createEngine: (i) => createEngine({ ...engineOptions, seed: scenario.seed + i }),
+    scheduler: router.scheduler,
+    clock,
+    workload: createWorkload(scenario.workload, { seed: scenario.seed, durationMs }),
+    prompts: new SyntheticPromptBuilder(),
+    model: scenario.model,
+    durationMs,
+    drainMs: scenario.drainS * 1000,
+    scrapeIntervalMs: scenario.scrapeIntervalMs,
+    blockTokens: probe.blockSize,
+    loadBucketMs: Math.max(1000, durationMs / 120),
+    ...(onProgress ? { onProgress, progressEveryMs: Math.max(1000, durationMs / 200) } : {}),
+  });
+  const gpus = scenario.fleet.replicas * resolveProfile(profile).model.tp;
+  const fromMs = scenario.warmupS * 1000;
+  const summary = summarize(result.records, {
+    fromMs,
+    toMs: durationMs,
+    slo: scenario.slo,
+    gpuHourPrice: scenario.price.gpuHour,
+    gpus,
+    prefillByEndpoint: result.timeline.totals(fromMs, durationMs),
+    preemptions: result.preemptions,
+  });
+  const fleetKvTokens = probe.numGpuBlocks * probe.blockSize * scenario.fleet.replicas;
+  return { scenario, result, summary, gpus, fleetKvTokens };
+}
