@@ -2,6 +2,8 @@
  * Integration-test wiring: in-process simulators on loopback (port 0) behind a real router
  * (config loader, endpoint pool, gateway), plus a Prometheus text reader.
  */
+import { type ChildProcess, spawn } from "node:child_process";
+import { fileURLToPath } from "node:url";
 import { parseEndpointList } from "../../src/endpoints/sources/static-source.ts";
 import { type Router, startRouter } from "../../src/gateway/router.ts";
 import { parseSimConfig } from "../../src/sim/config.ts";
@@ -80,4 +82,40 @@ export async function eventually(
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
   return false;
+}
+
+/** A simulator running as its own `llmd sim` process (so a test can SIGKILL it). */
+export interface SimProcess {
+  url: string;
+  child: ChildProcess;
+}
+
+const CLI_MAIN = fileURLToPath(new URL("../../src/cli/main.ts", import.meta.url));
+
+/** Spawns `llmd sim --port 0 …` and resolves with the URL it prints once listening. */
+export async function spawnSim(extraArgs: readonly string[] = []): Promise<SimProcess> {
+  const child = spawn(
+    process.execPath,
+    [
+      "--import",
+      "tsx",
+      CLI_MAIN,
+      "sim",
+      "--port",
+      "0",
+      "--host",
+      "127.0.0.1",
+      "--model",
+      MODEL,
+      ...extraArgs,
+    ],
+    { stdio: ["ignore", "pipe", "inherit"] },
+  );
+  let seen = "";
+  for await (const chunk of child.stdout as AsyncIterable<Buffer>) {
+    seen += chunk.toString();
+    const url = /listening on (http:\/\/\S+)/.exec(seen)?.[1];
+    if (url) return { url, child };
+  }
+  throw new Error(`llmd sim exited before listening: ${seen}`);
 }

@@ -1,0 +1,95 @@
+import assert from "node:assert/strict";
+import { after, before, describe, it } from "node:test";
+import type { Router } from "../../src/gateway/router.ts";
+import type { SimServer } from "../../src/sim/server.ts";
+import { MODEL, routerFor, startSims } from "./harness.ts";
+
+/** Spreads by load only: no prefix affinity. */
+const LOAD_ONLY_CONFIG = `
+apiVersion: llm-d.ai/v1
+kind: EndpointPickerConfig
+plugins:
+- type: queue-scorer
+- type: active-request-scorer
+- type: max-score-picker
+- type: single-profile-handler
+schedulingProfiles:
+- name: default
+  plugins:
+  - {pluginRef: queue-scorer, weight: 1}
+  - {pluginRef: active-request-scorer, weight: 1}
+`;
+
+/** A long shared system prompt (~2,000 tokens) so many whole KV blocks are shared. */
+const SHARED = `You are a careful assistant. ${"Policy clause number x applies to every answer. ".repeat(160)}`;
+
+interface Served {
+  endpoint: string;
+  cached: number;
+}
+
+async function ask(router: Router, question: string): Promise<Served> {
+  const response = await fetch(`${router.url}/v1/chat/completions`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({
+      model: MODEL,
+      max_tokens: 2,
+      messages: [
+        { role: "system", content: SHARED },
+        { role: "user", content: question },
+      ],
+    }),
+  });
+  assert.equal(response.status, 200);
+  const body = (await response.json()) as { usage: { prompt_tokens_details?: { cached_tokens?: number } } };
+  return {
+    endpoint: response.headers.get("x-llmd-endpoint") ?? "",
+    cached: body.usage.prompt_tokens_details?.cached_tokens ?? 0,
+  };
+}
+
+async function askSequentially(router: Router, n: number): Promise<Served[]> {
+  const served: Served[] = [];
+  for (let i = 0; i < n; i++) served.push(await ask(router, `question ${i}: what applies?`));
+  return served;
+}
+
+describe("prefix-aware routing over HTTP", () => {
+  let sims: SimServer[];
+  before(async () => {
+    sims = await startSims(3);
+  });
+  after(async () => {
+    await Promise.all(sims.map((s) => s.close()));
+  });
+
+  it("sends requests sharing a prefix to the endpoint holding it, which reports cached tokens", async () => {
+    const router = await routerFor(sims.map((s) => s.url));
+    try {
+      const served = await askSequentially(router, 4);
+      assert.equal(new Set(served.map((s) => s.endpoint)).size, 1, JSON.stringify(served));
+      assert.equal(served[0]?.cached, 0);
+      for (const s of served.slice(1)) assert.ok(s.cached > 1000, `cached ${s.cached} tokens`);
+    } finally {
+      await router.close();
+    }
+  });
+
+  it("with a load-only config the same requests spread and find no cache", async () => {
+    // Fresh simulators: the previous test warmed one of them.
+    const fresh = await startSims(3);
+    const router = await routerFor(
+      fresh.map((s) => s.url),
+      LOAD_ONLY_CONFIG,
+    );
+    try {
+      const served = await askSequentially(router, 3);
+      assert.equal(new Set(served.map((s) => s.endpoint)).size, 3, JSON.stringify(served));
+      for (const s of served) assert.equal(s.cached, 0);
+    } finally {
+      await router.close();
+      await Promise.all(fresh.map((s) => s.close()));
+    }
+  });
+});
