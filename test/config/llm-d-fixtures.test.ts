@@ -1,0 +1,107 @@
+/**
+ * Every EndpointPickerConfig llm-d ships (read in place from ../shared/data/llm-d-configs) either
+ * loads, or fails naming exactly the llm-d plugin types llmd does not implement yet.
+ */
+import assert from "node:assert/strict";
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { test } from "node:test";
+import { parseConfig } from "../../src/config/load.ts";
+
+const DIR = join(import.meta.dirname, "../../../shared/data/llm-d-configs");
+
+/** File → unimplemented plugin types its error must name (empty: it must load). */
+const EXPECTED: Record<string, string[]> = {
+  "dp-epp-config.yaml": ["data-parallel-profile-handler"],
+  "epp-burst-prefix-cache-config.yaml": ["burst-prefix-cache-producer"],
+  "epp-config.yaml": [],
+  "epp-estimate-prefix-cache-config.yaml": [],
+  "epp-mm-embeddings-cache-config.yaml": [
+    "endpoint-notification-source",
+    "metrics-data-source",
+    "core-metrics-extractor",
+    "mm-embeddings-cache-producer",
+    "mm-embeddings-cache-scorer",
+    "precise-prefix-cache-producer",
+  ],
+  "epp-precise-prefix-cache-config.yaml": [
+    "endpoint-notification-source",
+    "metrics-data-source",
+    "core-metrics-extractor",
+    "precise-prefix-cache-producer",
+  ],
+  "pd-epp-config.yaml": ["disagg-profile-handler", "prefix-based-pd-decider"],
+  "pd-topology-epp-config.yaml": [
+    "topology-extractor",
+    "topology-affinity-filter",
+    "topology-affinity-scorer",
+    "disagg-profile-handler",
+    "prefix-based-pd-decider",
+  ],
+  "probabilistic-admitter-epp-config.yaml": [],
+  "sim-e-p-d-epp-config.yaml": [
+    "disagg-profile-handler",
+    "always-disagg-multimodal-decider",
+    "prefix-based-pd-decider",
+  ],
+  "sim-e-pd-epp-config.yaml": ["always-disagg-multimodal-decider", "disagg-profile-handler"],
+  "sim-epp-config.yaml": [],
+  "sim-epp-gpu-config.yaml": [
+    "dcgm-data-source",
+    "dcgm-extractor",
+    "endpoint-attribute-filter",
+    "endpoint-attribute-scorer",
+  ],
+  "sim-epp-kvcache-config.yaml": ["precise-prefix-cache-producer"],
+  "sim-epp-no-hit-lru.yaml": ["precise-prefix-cache-producer"],
+  "sim-epp-tokenizer-vllm-http-config.yaml": ["precise-prefix-cache-producer"],
+  "sim-pd-epp-config.yaml": ["prefix-based-pd-decider", "disagg-profile-handler"],
+  "sim-program-aware-config.yaml": [],
+  "soft-reflective-ceiling-epp-config.yaml": [],
+};
+
+test("the table covers all 19 shipped configs", () => {
+  const files = readdirSync(DIR).filter((f) => f.endsWith(".yaml"));
+  assert.equal(files.length, 19);
+  assert.deepEqual(files.sort(), Object.keys(EXPECTED).sort());
+});
+
+for (const [file, unimplemented] of Object.entries(EXPECTED)) {
+  test(`${file}: ${unimplemented.length === 0 ? "loads" : `needs ${unimplemented.join(", ")}`}`, () => {
+    const result = parseConfig(readFileSync(join(DIR, file), "utf8"));
+    if (unimplemented.length === 0) {
+      assert.ok(result.ok, result.ok ? "" : JSON.stringify(result.issues, null, 1));
+      assert.ok(result.config.scheduler.parts.profiles.size >= 1);
+      return;
+    }
+    assert.ok(!result.ok, "expected a failure naming the unimplemented plugins");
+    assert.deepEqual(result.issues.map((i) => i.unimplementedType).sort(), [...unimplemented].sort());
+    for (const issue of result.issues)
+      assert.match(issue.message, /not implemented in llmd \((issue #\d+|not yet planned)/);
+  });
+}
+
+test("the shipped default config routes through a decode filter, prefix scorer (weight 2) and max-score picker", () => {
+  const result = parseConfig(readFileSync(join(DIR, "epp-config.yaml"), "utf8"));
+  assert.ok(result.ok);
+  const profile = result.config.scheduler.parts.profiles.get("default")!;
+  assert.deepEqual(
+    profile.filters.map((f) => f.type),
+    ["decode-filter"],
+  );
+  assert.deepEqual(
+    profile.scorers.map((s) => [s.scorer.type, s.weight]),
+    [["prefix-cache-scorer", 2]],
+  );
+  assert.equal(profile.picker.type, "max-score-picker");
+  assert.ok(result.config.plugins.has("approx-prefix-cache-producer"), "default producer auto-added");
+  assert.match(result.config.warnings.join("\n"), /llm-d.ai\/v1alpha1 is deprecated/);
+});
+
+test("flow-control configs keep their validated flowControl section and gate", () => {
+  const result = parseConfig(readFileSync(join(DIR, "sim-program-aware-config.yaml"), "utf8"));
+  assert.ok(result.ok);
+  assert.equal(result.config.featureGates.flowControl, true);
+  assert.equal(result.config.flowControl?.defaultPriorityBand.fairnessPolicyRef, "program-aware-fairness");
+  assert.equal(result.config.flowControl?.defaultRequestTTL, 60_000);
+});
