@@ -22,7 +22,10 @@ export class EngineDriver {
     | { kind: "timeout"; handle: NodeJS.Timeout }
     | { kind: "immediate"; handle: NodeJS.Immediate }
     | null = null;
-  private lastStepEndMs = 0;
+  /** Wall ms the host delivered steps late; excluded from engine time so a busy host slows, not skews, it. */
+  private lagMs = 0;
+  /** Latest engine time handed out. */
+  private issuedMs = 0;
 
   /**
    * @param speed engine ms per wall ms (> 0); 10 runs the model 10× faster than real time.
@@ -35,9 +38,10 @@ export class EngineDriver {
     this.origin = clock.now();
   }
 
-  /** Engine time now, in ms since the driver started. */
+  /** Engine time now, in ms since the driver started; never decreases. */
   now(): number {
-    return Math.max(this.lastStepEndMs, (this.clock.now() - this.origin) * this.speed);
+    this.issuedMs = Math.max(this.issuedMs, (this.clock.now() - this.origin - this.lagMs) * this.speed);
+    return this.issuedMs;
   }
 
   /** Queues a request; `sink` gets its outputs until it finishes or is aborted. */
@@ -67,16 +71,18 @@ export class EngineDriver {
     const step = this.engine.step(this.now());
     if (step === null) return;
     const endMs = step.startMs + step.durationMs;
-    const delay = this.origin + endMs / this.speed - this.clock.now();
-    const deliver = () => this.deliver(step, endMs);
+    const dueWallMs = this.origin + this.lagMs + endMs / this.speed;
+    const delay = dueWallMs - this.clock.now();
+    const deliver = () => this.deliver(step, endMs, dueWallMs);
     this.timer =
       delay < MIN_TIMER_MS
         ? { kind: "immediate", handle: setImmediate(deliver) }
         : { kind: "timeout", handle: setTimeout(deliver, delay) };
   };
 
-  private deliver(step: StepResult, endMs: number): void {
-    this.lastStepEndMs = Math.max(this.lastStepEndMs, endMs);
+  private deliver(step: StepResult, endMs: number, dueWallMs: number): void {
+    this.lagMs += Math.max(0, this.clock.now() - dueWallMs);
+    this.issuedMs = Math.max(this.issuedMs, endMs);
     for (const output of step.outputs) {
       const sink = this.sinks.get(output.id);
       if (!sink) continue;
