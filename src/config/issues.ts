@@ -46,7 +46,9 @@ export function fromZodIssues(prefix: string, issues: readonly z.core.$ZodIssue[
       return { path, message: `unknown field(s) ${issue.keys.map((k) => `"${k}"`).join(", ")}` };
     }
     if (issue.code === "invalid_union" || issue.code === "custom") return { path, message: issue.message };
-    return { path, message: `${issue.message}, got ${describe(issue.input)}` };
+    // Zod's stock messages read "Too small: expected number to be >=0"; keep the "expected…" part.
+    const message = issue.message.replace(/^(Too small|Too big|Invalid input|Invalid option): /, "");
+    return { path, message: `${message}, got ${describe(issue.input)}` };
   });
 }
 
