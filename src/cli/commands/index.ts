@@ -1,9 +1,10 @@
 /** Every subcommand registers itself on the root program; add new ones to this list. */
 import type { Command } from "commander";
 import { registerBench } from "./bench.ts";
+import { registerPlugins } from "./plugins.ts";
 import { registerSim } from "./sim.ts";
 import { registerSimulate } from "./simulate.ts";
 
 export type RegisterCommand = (program: Command) => void;
 
-export const commands: RegisterCommand[] = [registerSim, registerSimulate, registerBench];
+export const commands: RegisterCommand[] = [registerSim, registerSimulate, registerBench, registerPlugins];
