@@ -29,6 +29,9 @@ interface PluginInfo {
 
 const SUFFIX_KINDS: Readonly<Record<string, string>> = {
   handler: "profile-handler",
+  filter: "filter",
+  scorer: "scorer",
+  picker: "picker",
   producer: "data-producer",
   policy: "flow-control-policy",
   detector: "saturation-detector",
