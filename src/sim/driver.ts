@@ -44,6 +44,11 @@ export class EngineDriver {
     return this.issuedMs;
   }
 
+  /** Requests submitted and not yet finished or aborted (running + waiting). */
+  get inFlight(): number {
+    return this.sinks.size;
+  }
+
   /** Queues a request; `sink` gets its outputs until it finishes or is aborted. */
   submit(req: EngineRequest, sink: OutputSink): AddRejection | null {
     const rejection = this.engine.add(req, this.now());

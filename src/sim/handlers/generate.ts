@@ -54,12 +54,18 @@ function admit(
     "text" in request.prompt ? ctx.tokenizer.encode(request.prompt.text) : request.prompt.tokenIds;
   const tooLong = contextError(ctx.maxModelLen, promptIds.length, request);
   if (tooLong) return { ok: false, error: tooLong };
-  if (ctx.driver.engine.stats().waiting >= ctx.config["max-waiting-queue-length"]) {
+  if (queueFull(ctx)) {
     const error = new LlmdError("queue_full", "The waiting queue is full; retry later.", { status: 429 });
     return { ok: false, error };
   }
   const output = ctx.planner.plan(request, promptIds.length);
   return { ok: true, value: { request, promptIds, lora: served.lora, output } };
+}
+
+/** True when the waiting queue is at its bound; reads engine stats only when it could be. */
+function queueFull(ctx: SimContext): boolean {
+  const limit = ctx.config["max-waiting-queue-length"];
+  return ctx.driver.inFlight >= limit && ctx.driver.engine.stats().waiting >= limit;
 }
 
 /** vLLM's context-length errors, or null when prompt + requested output fit. */
