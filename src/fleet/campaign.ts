@@ -2,7 +2,7 @@
  * A set of fleet runs: every scenario file, at every value of an optional sweep, one after another
  * (one core each; runs are independent and deterministic).
  */
-import { basename } from "node:path";
+import { basename, resolve } from "node:path";
 import type { ReportRun } from "../bench/report/html.ts";
 import { loadScenario, type Scenario } from "../bench/scenario.ts";
 import { runScenario } from "./run-scenario.ts";
@@ -14,6 +14,8 @@ export interface CampaignSpec {
   overrides: readonly string[];
   /** `dotted.path=v1,v2,…`: one run per value. */
   sweep?: string;
+  /** Router config files: one run per policy (the group in sweep charts is the policy name). */
+  policies?: readonly string[];
 }
 
 /** A planned run. */
@@ -24,26 +26,30 @@ export interface PlannedRun {
   scenario: Scenario;
 }
 
-/** Expands files × sweep values into validated scenarios (fails fast on any invalid one). */
+/** Expands files × policies × sweep values into validated scenarios (fails fast on any invalid one). */
 export function planCampaign(spec: CampaignSpec): PlannedRun[] {
   const [key, list] = spec.sweep ? splitSweep(spec.sweep) : [undefined, [undefined]];
+  const policies = spec.policies?.length ? spec.policies : [undefined];
   const runs: PlannedRun[] = [];
   for (const file of spec.files) {
-    for (const value of list) {
-      const overrides = value === undefined ? spec.overrides : [...spec.overrides, `${key}=${value}`];
-      const scenario = loadScenario(file, overrides);
-      const group = scenario.name ?? basename(file).replace(/\.ya?ml$/, "");
-      const load = value === undefined ? undefined : Number(value);
-      runs.push({
-        label: value === undefined ? group : `${group} @${value}`,
-        group,
-        scenario,
-        ...(load === undefined ? {} : { load }),
-      });
+    for (const policy of policies) {
+      for (const value of list) {
+        const overrides = [...spec.overrides];
+        if (policy) overrides.push(`router.config=${resolve(policy)}`);
+        if (value !== undefined) overrides.push(`${key}=${value}`);
+        const scenario = loadScenario(file, overrides);
+        const name = scenario.name ?? stem(file);
+        const group = policy ? (spec.files.length > 1 ? `${name}/${stem(policy)}` : stem(policy)) : name;
+        const load = value === undefined ? undefined : Number(value);
+        const label = value === undefined ? group : `${group} @${value}`;
+        runs.push({ label, group, scenario, ...(load === undefined ? {} : { load }) });
+      }
     }
   }
   return runs;
 }
+
+const stem = (file: string) => basename(file).replace(/\.ya?ml$/, "");
 
 function splitSweep(sweep: string): [string, string[]] {
   const eq = sweep.indexOf("=");

@@ -16,6 +16,7 @@ interface SimulateFlags {
   compare?: string[];
   set: string[];
   sweep?: string;
+  policy?: string[];
   html?: string | false;
   json?: string;
   markdown?: boolean;
@@ -33,6 +34,7 @@ export function registerSimulate(program: Command): void {
     .option("--compare <scenarios...>", "scenario files to run side by side")
     .option("--set <key=value>", "override a scenario field (repeatable), e.g. fleet.replicas=8", collect, [])
     .option("--sweep <key=v1,v2,...>", "run each scenario once per value, e.g. workload.sessions=16,64")
+    .option("--policy <configs...>", "router config files: run each scenario once per policy")
     .option("--html <file>", "HTML report path (default reports/simulate-<first>.html)")
     .option("--no-html", "do not write an HTML report")
     .option("--json <file>", "write summaries as JSON")
