@@ -47,6 +47,7 @@ export function registerSimulate(program: Command): void {
         files,
         overrides: flags.set,
         ...(flags.sweep ? { sweep: flags.sweep } : {}),
+        ...(flags.policy ? { policies: flags.policy } : {}),
       });
       const runs: ReportRun[] = [];
       for (const run of planned) runs.push(await runWithProgress(run, flags.quiet === true));

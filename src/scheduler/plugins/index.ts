@@ -28,6 +28,7 @@ import { definition as prefixCacheAffinityFilter } from "./prefix-cache-affinity
 import { definition as prefixCacheScorer } from "./prefix-cache-scorer/index.ts";
 import { definition as queueScorer } from "./queue-scorer/index.ts";
 import { definition as randomPicker } from "./random-picker/index.ts";
+import { definition as roundRobinPicker } from "./round-robin-picker/index.ts";
 import { definition as runningRequestsSizeScorer } from "./running-requests-size-scorer/index.ts";
 import { definition as sessionAffinityFilter } from "./session-affinity-filter/index.ts";
 import { definition as sessionAffinityScorer } from "./session-affinity-scorer/index.ts";
@@ -57,6 +58,7 @@ export const schedulingPlugins: readonly AnyPluginDefinition[] = [
   prefixCacheScorer,
   queueScorer,
   randomPicker,
+  roundRobinPicker,
   runningRequestsSizeScorer,
   sessionAffinityFilter,
   sessionAffinityScorer,

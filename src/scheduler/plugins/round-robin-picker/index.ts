@@ -1,0 +1,42 @@
+/**
+ * `round-robin-picker`: cycles through the candidates in endpoint-key order, ignoring scores (the
+ * GIE conformance EPP's policy; a baseline for the fleet simulator). Not an llm-d plugin type.
+ */
+import { type PickerParameters, pickerParameters } from "../../framework/params.ts";
+import type {
+  Picker,
+  PluginDefinition,
+  ProfileRunResult,
+  SchedulingContext,
+  ScoredEndpoint,
+} from "../../framework/types.ts";
+
+class RoundRobinPicker implements Picker {
+  readonly type = "round-robin-picker";
+  private turn = 0;
+
+  constructor(
+    readonly name: string,
+    private readonly maxNumOfEndpoints: number,
+  ) {}
+
+  pick(_ctx: SchedulingContext, scored: ScoredEndpoint[]): ProfileRunResult {
+    // Key order, not arrival order of the candidate list, so filtering does not reshuffle the cycle.
+    const order = scored.map((_, i) => i);
+    order.sort((a, b) => (scored[a]!.endpoint.metadata.key < scored[b]!.endpoint.metadata.key ? -1 : 1));
+    const k = Math.min(this.maxNumOfEndpoints, order.length);
+    const start = order.length > 0 ? this.turn++ % order.length : 0;
+    const targetEndpoints = [];
+    for (let i = 0; i < k; i++) targetEndpoints.push(scored[order[(start + i) % order.length]!]!.endpoint);
+    return { targetEndpoints, scored };
+  }
+}
+
+/** `maxNumOfEndpoints` (default 1) consecutive endpoints of a rotating cycle. */
+export const definition: PluginDefinition<PickerParameters> = {
+  type: "round-robin-picker",
+  stability: "alpha",
+  description: "Cycles through endpoints in key order, ignoring scores (baseline)",
+  parameters: pickerParameters,
+  create: (params, env) => new RoundRobinPicker(env.name, params.maxNumOfEndpoints),
+};
