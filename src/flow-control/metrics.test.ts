@@ -48,7 +48,8 @@ describe("flow-control metrics", () => {
 
   it("caps fairness-id label values and folds the rest into `other`", async () => {
     const { registry, controller } = setup(2);
-    for (const tenant of ["t1", "t2", "t3", "t4"]) controller.enqueue(item(tenant, 0, { fairnessId: tenant }));
+    for (const tenant of ["t1", "t2", "t3", "t4"])
+      controller.enqueue(item(tenant, 0, { fairnessId: tenant }));
     const text = await registry.metrics();
     const labels = (fairness_id: string) => ({ inference_pool: "pool-1", priority: "0", fairness_id });
     assert.equal(sample(text, `${P}queue_size`, labels("t1")), 1);
