@@ -63,6 +63,9 @@ async function runWithProgress(run: PlannedRun, quiet: boolean): Promise<ReportR
     format: `${run.label.padEnd(24)} |{bar}| {value}/{total} sim s  {speed} sim s per wall s`,
     stream: process.stderr,
     hideCursor: true,
+    // Long runs are often piped to a file: still report progress, every 10 s.
+    noTTYOutput: true,
+    notTTYSchedule: 10_000,
   });
   const started = performance.now();
   bar.start(total, 0, { speed: "–" });
