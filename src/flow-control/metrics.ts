@@ -18,9 +18,11 @@ export interface FlowControlMetricsOptions {
   maxFairnessIds?: number;
 }
 
-/** Where gauges read queue occupancy and saturation (a `FlowController`). */
+/** Where gauges read queue occupancy and saturation (a `FlowController` fits). */
 export interface FlowStatsSource {
   stats(): FlowControlStats;
+  /** Current pool saturation; absent = the last value dispatch used (stale while idle). */
+  saturation?(): number;
 }
 
 /** Fairness-id label given to flows past the cardinality cap. */
@@ -127,11 +129,13 @@ export class FlowControlMetrics implements FlowObserver {
     perFlow("queue_bytes", "Bytes queued, per priority band and fairness id", (flow) => flow.bytes);
     new Gauge({
       name: name("pool_saturation"),
-      help: "Pool saturation last used for dispatch (0 idle, >= 1 saturated)",
+      help: "Pool saturation (0 idle, >= 1 saturated)",
       labelNames: ["inference_pool"],
       registers,
       collect() {
-        this.set({ inference_pool: metrics.pool }, metrics.source?.stats().saturation ?? 0);
+        const source = metrics.source;
+        const saturation = source?.saturation ? source.saturation() : (source?.stats().saturation ?? 0);
+        this.set({ inference_pool: metrics.pool }, saturation);
       },
     });
   }

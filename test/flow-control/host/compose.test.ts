@@ -1,0 +1,66 @@
+/**
+ * createGatewayFlowControl from a real EndpointPickerConfig: the gate reads the configured
+ * concurrency detector (the scheduler's own instance), and its metrics land in the host registry.
+ */
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { Registry } from "prom-client";
+import { LlmdError } from "../../../src/api/errors.ts";
+import { loadConfig } from "../../../src/config/index.ts";
+import { createGatewayFlowControl } from "../../../src/flow-control/host/compose.ts";
+import type { ConcurrencyDetector } from "../../../src/flow-control/policies/concurrency-detector.ts";
+import { item } from "../../../src/flow-control/test-helpers.ts";
+import { FakePool } from "./fixtures.ts";
+
+const CONFIG = `
+apiVersion: llm-d.ai/v1
+kind: EndpointPickerConfig
+featureGates: [flowControl]
+plugins:
+- type: concurrency-detector
+  name: limit
+  parameters: {maxConcurrency: 1, concurrencyMode: requests}
+- type: queue-scorer
+- type: max-score-picker
+schedulingProfiles:
+- name: default
+  plugins: [{pluginRef: queue-scorer}, {pluginRef: max-score-picker}]
+flowControl:
+  saturationDetector: {pluginRef: limit}
+  defaultRequestTTL: 20ms
+`;
+
+describe("createGatewayFlowControl", () => {
+  it("wires the configured detector, the gate and the metrics into the host registry", async () => {
+    const config = loadConfig(CONFIG);
+    const registry = new Registry();
+    const { gate, runtime } = createGatewayFlowControl({
+      config: config.flowControl!,
+      plugins: config.plugins,
+      pool: new FakePool(),
+      registry,
+      poolName: "p",
+    });
+    assert.equal(runtime.detector, config.plugins.get("limit"));
+    const signal = new AbortController().signal;
+    const first = await gate.admit(item("a", 0), signal);
+    assert.ok(!(first instanceof LlmdError));
+    first.placed("ep-a");
+    assert.equal((runtime.detector as ConcurrencyDetector).loadOf("ep-a").requests, 1);
+    const second = await gate.admit(item("b", 0), signal);
+    assert.ok(second instanceof LlmdError && second.droppedReason === "rejected-ttl-expired");
+    first.release();
+    const text = await registry.metrics();
+    assert.match(text, /llm_d_epp_flow_control_requests_total\{[^}]*outcome="dispatched"\} 1/);
+    assert.match(text, /llm_d_epp_flow_control_requests_total\{[^}]*outcome="rejected-ttl-expired"\} 1/);
+    assert.match(
+      text,
+      /llm_d_epp_flow_control_dispatch_cycle_duration_seconds_count\{inference_pool="p"\} [1-9]/,
+    );
+    assert.match(
+      text,
+      /llm_d_epp_flow_control_pool_saturation\{inference_pool="p"\} 0\n/,
+      "read fresh, not the last dispatch's",
+    );
+  });
+});
