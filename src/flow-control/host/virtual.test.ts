@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { concurrencyDetector } from "../policies/concurrency-detector.ts";
-import { endpoint, item, testController } from "../test-helpers.ts";
+import { endpoint, item, seededRandom, testController } from "../test-helpers.ts";
 import type { SaturationDetector } from "../types.ts";
 import { VirtualFlowHost, type VirtualFlowStep } from "./virtual.ts";
 
@@ -118,5 +118,59 @@ describe("VirtualFlowHost", () => {
     assert.deepEqual(ids(down, "dropped"), ["d"]);
     assert.equal(down.dropped[0]!.outcome, "rejected-shutting-down");
     assert.equal(host.enqueue(item("e", 2003), 2003).dropped[0]!.outcome, "rejected-shutting-down");
+  });
+
+  it("loses nothing and never exceeds capacity over seeded random event sequences", () => {
+    for (const seed of [1, 2, 3, 4, 5]) {
+      const random = seededRandom(seed);
+      const capacity = 3;
+      const detector = concurrencyDetector(
+        { concurrencyMode: "requests", maxConcurrency: capacity, maxTokenConcurrency: 1e6, headroom: 0 },
+        "cd",
+      );
+      const config = {
+        saturationDetector: { pluginRef: "cd" },
+        defaultRequestTTL: "300ms",
+        enableEviction: true,
+      };
+      const runtime = testController(config, [detector]);
+      const endpoints = [endpoint("ep-a")];
+      const host = new VirtualFlowHost({ runtime, endpoints: () => endpoints });
+      const ended = new Map<string, string>();
+      const finishAt = new Map<string, number>();
+      let wakeAt: number | undefined;
+      const apply = (step: VirtualFlowStep, now: number) => {
+        for (const exit of step.dropped) ended.set(exit.item.id, exit.outcome);
+        for (const exit of step.evicted) finishAt.set(exit.item.id, now);
+        wakeAt = step.wakeAt;
+        for (const exit of step.dispatched) {
+          finishAt.set(exit.item.id, now + 20 + Math.floor(random() * 200));
+          apply(host.placed(exit.item.id, now, "ep-a"), now);
+          assert.ok(detector.loadOf("ep-a").requests <= capacity, `seed ${seed}: over capacity`);
+        }
+      };
+      let now = 0;
+      for (let n = 0; n < 400; n++) {
+        now += Math.floor(random() * 30);
+        for (const [id, at] of [...finishAt].sort((a, b) => a[1] - b[1])) {
+          if (at > now) break;
+          finishAt.delete(id);
+          ended.set(id, ended.get(id) ?? "completed");
+          apply(host.completed(id, undefined, at), at);
+        }
+        if (wakeAt !== undefined && wakeAt <= now) apply(host.wake(now), now);
+        const priority = random() < 0.3 ? -1 : Math.floor(random() * 3);
+        apply(host.enqueue(item(`s${seed}-${n}`, now, { priority }), now), now);
+      }
+      apply(host.shutdown(now), now);
+      for (const id of [...finishAt.keys()]) apply(host.completed(id, undefined, now), now);
+      assert.equal(ended.size + finishAt.size, 400, `seed ${seed}: every request ended once`);
+      const { inFlight, outcomes } = runtime.controller.stats();
+      assert.equal(inFlight, 0);
+      const queueOutcomes = Object.values(outcomes).reduce((a, b) => a + b, 0) - outcomes.evicted;
+      assert.equal(queueOutcomes, 400, `seed ${seed}: one queue outcome per request`);
+      assert.equal(detector.loadOf("ep-a").requests, 0);
+      assert.ok([...ended.values()].includes("rejected-ttl-expired"), `seed ${seed}: overload expires some`);
+    }
   });
 });
