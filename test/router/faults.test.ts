@@ -6,23 +6,6 @@ import type { Router } from "../../src/gateway/router.ts";
 import type { InFlightLoadProducer } from "../../src/scheduler/plugins/inflight-load-producer/index.ts";
 import { eventually, MODEL, metricSum, routerFor, type SimProcess, spawnSim } from "./harness.ts";
 
-/** Load-aware routing with the router's own in-flight accounting. */
-const LOAD_CONFIG = `
-apiVersion: llm-d.ai/v1
-kind: EndpointPickerConfig
-plugins:
-- type: inflight-load-producer
-- type: active-request-scorer
-- type: queue-scorer
-- type: max-score-picker
-- type: single-profile-handler
-schedulingProfiles:
-- name: default
-  plugins:
-  - {pluginRef: active-request-scorer, weight: 2}
-  - {pluginRef: queue-scorer, weight: 1}
-`;
-
 const LONG = { max_tokens: 1500, ignore_eos: true } as const;
 
 describe("an endpoint killed mid-run", () => {
@@ -36,10 +19,7 @@ describe("an endpoint killed mid-run", () => {
         spawnSim(["--mode", "echo", "--time-to-first-token", "5ms", "--inter-token-latency", "2ms"]),
       ),
     );
-    router = await routerFor(
-      sims.map((s) => s.url),
-      LOAD_CONFIG,
-    );
+    router = await routerFor(sims.map((s) => s.url));
     client = new OpenAI({ baseURL: `${router.url}/v1`, apiKey: "unused", maxRetries: 0 });
   });
   after(async () => {

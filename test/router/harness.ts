@@ -12,21 +12,10 @@ import { type SimServer, startSimServer } from "../../src/sim/server.ts";
 /** Model name every test simulator serves. */
 export const MODEL = "test-model";
 
-/** Prefix-aware + load-aware scheduling (the shape of the default config). */
-export const PREFIX_CONFIG = `
-apiVersion: llm-d.ai/v1
-kind: EndpointPickerConfig
-plugins:
-- type: prefix-cache-scorer
-- type: queue-scorer
-- type: max-score-picker
-- type: single-profile-handler
-schedulingProfiles:
-- name: default
-  plugins:
-  - {pluginRef: prefix-cache-scorer, weight: 3}
-  - {pluginRef: queue-scorer, weight: 1}
-`;
+/** An example config shipped in examples/configs/ (each is loaded by some test). */
+export function exampleConfig(name: string): { path: string } {
+  return { path: fileURLToPath(new URL(`../../examples/configs/${name}.yaml`, import.meta.url)) };
+}
 
 /** Starts `n` simulators with fast fixed latencies (overrides use `llmd sim` flag names). */
 export async function startSims(n: number, overrides: Record<string, unknown> = {}): Promise<SimServer[]> {
@@ -43,10 +32,10 @@ export async function startSims(n: number, overrides: Record<string, unknown> = 
   return Promise.all(Array.from({ length: n }, () => startSimServer(parsed.config)));
 }
 
-/** A router over `urls` with `config` (text; default prefix-aware), scraping every 20 ms. */
+/** A router over `urls` with `config` (default: examples/configs/default.yaml), scraping every 20 ms. */
 export function routerFor(
   urls: readonly string[],
-  config = PREFIX_CONFIG,
+  config: string | { path: string } = exampleConfig("default"),
   maxBodyBytes?: number,
 ): Promise<Router> {
   return startRouter({

@@ -2,23 +2,7 @@ import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import type { Router } from "../../src/gateway/router.ts";
 import type { SimServer } from "../../src/sim/server.ts";
-import { MODEL, routerFor, startSims } from "./harness.ts";
-
-/** Spreads by load only: no prefix affinity. */
-const LOAD_ONLY_CONFIG = `
-apiVersion: llm-d.ai/v1
-kind: EndpointPickerConfig
-plugins:
-- type: queue-scorer
-- type: active-request-scorer
-- type: max-score-picker
-- type: single-profile-handler
-schedulingProfiles:
-- name: default
-  plugins:
-  - {pluginRef: queue-scorer, weight: 1}
-  - {pluginRef: active-request-scorer, weight: 1}
-`;
+import { exampleConfig, MODEL, routerFor, startSims } from "./harness.ts";
 
 /** A long shared system prompt (~2,000 tokens) so many whole KV blocks are shared. */
 const SHARED = `You are a careful assistant. ${"Policy clause number x applies to every answer. ".repeat(160)}`;
@@ -76,15 +60,16 @@ describe("prefix-aware routing over HTTP", () => {
     }
   });
 
-  it("with a load-only config the same requests spread and find no cache", async () => {
+  it("with the load-only example config the same requests spread and find no cache", async () => {
     // Fresh simulators: the previous test warmed one of them.
     const fresh = await startSims(3);
     const router = await routerFor(
       fresh.map((s) => s.url),
-      LOAD_ONLY_CONFIG,
+      exampleConfig("load-only"),
     );
     try {
-      const served = await askSequentially(router, 3);
+      // Concurrent, as real traffic: the router's in-flight counts spread them.
+      const served = await Promise.all([0, 1, 2].map((i) => ask(router, `question ${i}: what applies?`)));
       assert.equal(new Set(served.map((s) => s.endpoint)).size, 3, JSON.stringify(served));
       for (const s of served) assert.equal(s.cached, 0);
     } finally {

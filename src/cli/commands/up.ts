@@ -1,0 +1,78 @@
+/**
+ * `llmd up` (what `npm start` runs): N `llmd sim` replicas as child processes, then the router in
+ * front of them with the default config. Ctrl-C / SIGTERM stops the router and every child.
+ */
+import type { Command } from "commander";
+import { parseEndpointList } from "../../endpoints/sources/static-source.ts";
+import { startRouter } from "../../gateway/router.ts";
+import { startSimReplicas } from "../../gateway/sim-replicas.ts";
+import { stopOnSignals } from "./router.ts";
+
+/** Parsed `llmd up` flags. */
+interface UpFlags {
+  replicas: string;
+  profile: string;
+  model: string;
+  speed: string;
+  port: string;
+  simBasePort: string;
+  config?: string;
+  allowExperimentalPlugins?: boolean;
+}
+
+function curlExample(url: string, model: string): string {
+  const body = JSON.stringify({ model, messages: [{ role: "user", content: "Hello!" }], max_tokens: 32 });
+  return `curl ${url}/v1/chat/completions -H 'content-type: application/json' -d '${body}'`;
+}
+
+async function up(flags: UpFlags): Promise<void> {
+  const sims = await startSimReplicas({
+    replicas: Number(flags.replicas),
+    basePort: Number(flags.simBasePort),
+    simArgs: [
+      "--model",
+      flags.model,
+      "--profile",
+      flags.profile,
+      "--speed",
+      flags.speed,
+      "--host",
+      "127.0.0.1",
+    ],
+  });
+  let router: Awaited<ReturnType<typeof startRouter>>;
+  try {
+    router = await startRouter({
+      ...(flags.config ? { config: { path: flags.config } } : {}),
+      endpoints: parseEndpointList(sims.urls.join(",")),
+      port: Number(flags.port),
+      host: "0.0.0.0",
+      allowExperimentalPlugins: flags.allowExperimentalPlugins === true,
+    });
+  } catch (err) {
+    await sims.stop();
+    throw err;
+  }
+  const url = `http://localhost:${router.port}`;
+  process.stdout.write(
+    `llmd up: ${sims.urls.length} simulators (${sims.urls.join(", ")})\n` +
+      `llmd router listening on ${url}\n\nTry:\n  ${curlExample(url, flags.model)}\n\nCtrl-C stops everything.\n`,
+  );
+  stopOnSignals(router, () => sims.stop());
+}
+
+/** Registers `llmd up`. */
+export function registerUp(program: Command): void {
+  program
+    .command("up")
+    .description("Start N simulated vLLM replicas and the router in front of them")
+    .option("--replicas <n>", "simulator replicas", "4")
+    .option("--profile <name>", "simulator timing profile", "h200-llama3-8b")
+    .option("--model <name>", "model the simulators serve", "meta-llama/Llama-3.1-8B-Instruct")
+    .option("--speed <x>", "simulated time runs x times faster than wall time", "1")
+    .option("--port <n>", "router port (0 = any free port)", "8080")
+    .option("--sim-base-port <n>", "first simulator port (replica i on base+i); 0 = any free ports", "8001")
+    .option("--config <file>", "EndpointPickerConfig YAML (default: prefix-aware + load-aware)")
+    .option("--allow-experimental-plugins", "allow alpha plugins in the config")
+    .action(up);
+}
