@@ -53,7 +53,8 @@ function matchName(text: string, start: number, lineEnd: number, names: readonly
   for (let i = 0; i < names.length; i++) {
     const name = names[i]!;
     const after = start + name.length;
-    if (after >= lineEnd || !text.startsWith(name, start)) continue;
+    if (after > lineEnd || !text.startsWith(name, start)) continue;
+    if (after === lineEnd) return i;
     const next = text.charCodeAt(after);
     if (next === OPEN_BRACE || isBlank(next)) return i;
   }
