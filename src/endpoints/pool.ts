@@ -4,26 +4,14 @@
  * reads `candidates()` per request; the scheduler plugins read each endpoint's metrics.
  */
 import type { Endpoint, EndpointMetadata } from "./endpoint.ts";
-import { HttpFetcher } from "./http-fetcher.ts";
+import { type EndpointPoolCounters, EndpointProber } from "./endpoint-prober.ts";
 import { createExtractorSelector, type MetricsExtractor } from "./metrics-extractor.ts";
 import { type EndpointPoolOptions, type ResolvedPoolOptions, resolvePoolOptions } from "./pool-options.ts";
 import { EndpointRecord, endpointBaseUrl, type PooledEndpoint, sameMetadata } from "./pooled-endpoint.ts";
-import { parseServedModels, sameModels } from "./served-models.ts";
 
+export type { EndpointPoolCounters } from "./endpoint-prober.ts";
 export type { EndpointPoolOptions } from "./pool-options.ts";
 export type { EndpointHealth, EndpointStatus, PooledEndpoint } from "./pooled-endpoint.ts";
-
-/** Pool-wide counters for the gateway's Prometheus export (monotonic). */
-export interface EndpointPoolCounters {
-  /** Failed scrapes / health probes (llm-d `datalayer_poll_errors_total`). */
-  pollErrorsTotal: number;
-  /** Pages missing required metrics or with malformed lines (llm-d `datalayer_extract_errors_total`). */
-  extractErrorsTotal: number;
-  /** Successful scrapes / health probes. */
-  scrapesTotal: number;
-  /** Failed `/v1/models` polls. */
-  modelsPollErrorsTotal: number;
-}
 
 /** Bound on the per-model candidate cache, so arbitrary client model names cannot grow it. */
 const MODEL_CACHE_LIMIT = 256;
@@ -31,16 +19,10 @@ const MODEL_CACHE_LIMIT = 256;
 /** See the module comment. Create, `start()`, read; `stop()` when done. */
 export class EndpointPool {
   private readonly options: ResolvedPoolOptions;
-  private readonly fetcher: HttpFetcher;
+  private readonly prober: EndpointProber;
   private readonly selectExtractor: (labels: Readonly<Record<string, string>>) => MetricsExtractor;
   private readonly records = new Map<string, EndpointRecord>();
   private readonly listeners: (() => void)[] = [];
-  private readonly counterValues: EndpointPoolCounters = {
-    pollErrorsTotal: 0,
-    extractErrorsTotal: 0,
-    scrapesTotal: 0,
-    modelsPollErrorsTotal: 0,
-  };
   private allCache: PooledEndpoint[] | undefined;
   private readyCache: PooledEndpoint[] | undefined;
   private modelsCache: string[] | undefined;
@@ -51,7 +33,10 @@ export class EndpointPool {
   /** Validates options and compiles metric specs (throws on malformed specs); starts nothing. */
   constructor(options: EndpointPoolOptions) {
     this.options = resolvePoolOptions(options);
-    this.fetcher = new HttpFetcher({ timeoutMs: this.options.requestTimeoutMs });
+    this.prober = new EndpointProber(this.options, {
+      isCurrent: (record) => this.records.get(record.metadata.key) === record,
+      changed: () => this.changed(),
+    });
     this.selectExtractor = createExtractorSelector(this.options.metricsSpecs);
   }
 
@@ -72,17 +57,15 @@ export class EndpointPool {
     this.running = false;
     clearInterval(this.timer);
     await this.options.source.stop();
-    const pending = [...this.records.values()].flatMap((r) => [r.scrapeInFlight, r.modelsInFlight]);
-    await Promise.all(pending);
-    await this.fetcher.close();
+    await this.prober.close(this.records.values());
   }
 
   /** Scrapes every endpoint and polls its models now; resolves when all have landed or failed. */
   async refresh(): Promise<void> {
     const work: Promise<void>[] = [];
     for (const record of this.records.values()) {
-      work.push(this.scrape(record));
-      if (this.options.modelsIntervalMs > 0) work.push(this.pollModels(record));
+      work.push(this.prober.scrape(record));
+      if (this.options.modelsIntervalMs > 0) work.push(this.prober.pollModels(record));
     }
     await Promise.all(work);
   }
@@ -120,9 +103,7 @@ export class EndpointPool {
   /** The proxy could not reach `key`: out of the candidates until a probe started later succeeds. */
   markFailed(key: string): void {
     const record = this.records.get(key);
-    if (!record) return;
-    record.failEpoch++;
-    this.setHealth(record, "unhealthy", "marked failed by the proxy");
+    if (record) this.prober.markFailed(record);
   }
 
   /** True when `key` is unknown, never scraped, or its metrics are older than the staleness threshold. */
@@ -149,7 +130,7 @@ export class EndpointPool {
 
   /** Snapshot of the pool-wide counters. */
   counters(): Readonly<EndpointPoolCounters> {
-    return { ...this.counterValues };
+    return { ...this.prober.counters };
   }
 
   private applySet(set: readonly EndpointMetadata[]): void {
@@ -166,7 +147,7 @@ export class EndpointPool {
       const record = this.createRecord(metadata);
       this.records.set(metadata.key, record);
       changed = true;
-      if (this.timer) void this.scrape(record);
+      if (this.timer) void this.prober.scrape(record);
     }
     if (changed) this.changed();
   }
@@ -184,81 +165,11 @@ export class EndpointPool {
     const now = this.options.clock.now();
     const modelsInterval = this.options.modelsIntervalMs;
     for (const record of this.records.values()) {
-      if (!record.scrapeInFlight) void this.scrape(record);
+      if (!record.scrapeInFlight) void this.prober.scrape(record);
       if (modelsInterval > 0 && !record.modelsInFlight && now - record.lastModelsPollMs >= modelsInterval) {
-        void this.pollModels(record);
+        void this.prober.pollModels(record);
       }
     }
-  }
-
-  private scrape(record: EndpointRecord): Promise<void> {
-    record.scrapeInFlight ??= this.runScrape(record).finally(() => {
-      record.scrapeInFlight = undefined;
-    });
-    return record.scrapeInFlight;
-  }
-
-  private async runScrape(record: EndpointRecord): Promise<void> {
-    const { metricsPath, healthPath, clock } = this.options;
-    const epoch = record.failEpoch;
-    const outcome = await this.fetcher.getText(record.baseUrl + (metricsPath || healthPath));
-    if (this.records.get(record.metadata.key) !== record) return;
-    if (!outcome.ok) return this.probeFailed(record, outcome.error);
-    if (metricsPath) {
-      const errors = record.extractor.extract(outcome.body, record.metrics, record.attributes);
-      record.status.extractErrors += errors;
-      this.counterValues.extractErrorsTotal += errors;
-    }
-    record.metrics.updatedAtMs = clock.now();
-    record.metrics.dispatchedSinceScrape = 0;
-    record.status.scrapes++;
-    this.counterValues.scrapesTotal++;
-    record.status.consecutiveFailures = 0;
-    record.status.lastError = undefined;
-    if (epoch === record.failEpoch) this.setHealth(record, "ready", "probe succeeded");
-  }
-
-  private probeFailed(record: EndpointRecord, error: string): void {
-    const { status } = record;
-    status.pollErrors++;
-    this.counterValues.pollErrorsTotal++;
-    status.consecutiveFailures++;
-    status.lastError = error;
-    if (status.health === "ready" && status.consecutiveFailures >= this.options.unhealthyAfterFailures) {
-      this.setHealth(record, "unhealthy", error);
-    }
-  }
-
-  private pollModels(record: EndpointRecord): Promise<void> {
-    record.lastModelsPollMs = this.options.clock.now();
-    record.modelsInFlight ??= this.runModelsPoll(record).finally(() => {
-      record.modelsInFlight = undefined;
-    });
-    return record.modelsInFlight;
-  }
-
-  private async runModelsPoll(record: EndpointRecord): Promise<void> {
-    const outcome = await this.fetcher.getText(
-      `${endpointBaseUrl(record.metadata, this.options.scheme)}/v1/models`,
-    );
-    if (this.records.get(record.metadata.key) !== record) return;
-    const models = outcome.ok ? parseServedModels(outcome.body) : undefined;
-    if (models === undefined) {
-      this.counterValues.modelsPollErrorsTotal++;
-      return;
-    }
-    if (sameModels(models, record.status.servedModels)) return;
-    record.status.servedModels = models;
-    this.changed();
-  }
-
-  private setHealth(record: EndpointRecord, health: EndpointRecord["status"]["health"], why: string): void {
-    const previous = record.status.health;
-    if (previous === health) return;
-    record.status.health = health;
-    const level = health === "ready" ? "info" : "warn";
-    this.options.log(level, `${record.metadata.key} ${previous} -> ${health} (${why})`);
-    this.changed();
   }
 
   private changed(): void {
