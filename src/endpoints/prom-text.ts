@@ -53,10 +53,10 @@ function matchName(text: string, start: number, lineEnd: number, names: readonly
   for (let i = 0; i < names.length; i++) {
     const name = names[i]!;
     const after = start + name.length;
-    if (after > lineEnd || !text.startsWith(name, start)) continue;
-    if (after === lineEnd) return i;
-    const next = text.charCodeAt(after);
-    if (next === OPEN_BRACE || isBlank(next)) return i;
+    if (after > lineEnd) continue;
+    // The cheap delimiter test first: most foreign lines fail it without a string compare.
+    const next = after === lineEnd ? OPEN_BRACE : text.charCodeAt(after);
+    if ((next === OPEN_BRACE || isBlank(next)) && text.startsWith(name, start)) return i;
   }
   return -1;
 }
