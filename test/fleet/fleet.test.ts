@@ -107,7 +107,13 @@ describe("examples/scenarios", () => {
     const policyFiles = readdirSync(join(dir, "policies")).filter((f) => f.endsWith(".yaml"));
     assert.ok(files.length >= 4 && policyFiles.length >= 6);
     for (const f of policyFiles)
-      assert.ok(loadConfig({ path: join(dir, "policies", f) }, { clock: new ManualClock() }).scheduler, f);
+      assert.ok(
+        loadConfig(
+          { path: join(dir, "policies", f) },
+          { clock: new ManualClock(), allowExperimentalPlugins: true },
+        ).scheduler,
+        f,
+      );
     for (const f of files) assert.ok(loadScenario(join(dir, f)).fleet.replicas > 0, f);
   });
 });

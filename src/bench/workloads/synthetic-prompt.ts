@@ -36,65 +36,77 @@ function buildUnitIds(): Uint32Array {
 }
 
 /**
- * Expands segments to token units, caching each segment's units (bounded, oldest dropped first)
- * because multi-turn workloads resend the same blocks on every turn.
+ * Expands segments to token ids and text. Each segment's ids are cached (bounded, oldest namespace
+ * dropped first) because multi-turn workloads resend the same blocks on every turn: a prompt is
+ * then a series of memory copies.
  */
 export class SyntheticPromptBuilder {
-  private readonly cache = new Map<string, Uint16Array>();
-  private cachedUnits = 0;
+  private readonly cache = new Map<string, Map<number, Uint32Array>>();
+  private cachedTokens = 0;
 
-  /** @param maxCachedTokens bound on cached token units (2 bytes each). */
-  constructor(private readonly maxCachedTokens = 32_000_000) {}
+  /** @param maxCachedTokens bound on cached token ids (4 bytes each). */
+  constructor(private readonly maxCachedTokens = 64_000_000) {}
 
   /** Token ids of the prompt (what `defaultTokenizer.encode(text(segments))` returns). */
   tokens(segments: readonly Segment[]): Uint32Array {
     const out = new Uint32Array(totalTokens(segments));
     let at = 0;
     for (const s of segments) {
-      const units = this.units(s);
-      for (let i = 0; i < s.tokens; i++) out[at++] = unitIds[units[i]!]!;
+      const ids = this.ids(s);
+      out.set(ids.length === s.tokens ? ids : ids.subarray(0, s.tokens), at);
+      at += s.tokens;
     }
     return out;
   }
 
-  /** Prompt text: 4 characters per token. */
+  /** Prompt text: 4 characters per token (regenerated, not cached: only plugins that read text need it). */
   text(segments: readonly Segment[]): string {
     const bytes = Buffer.allocUnsafe(totalTokens(segments) * CHARS_PER_TOKEN);
     let at = 0;
     for (const s of segments) {
-      const units = this.units(s);
+      const units = segmentUnits(s.ns, s.id, s.tokens);
       for (let i = 0; i < s.tokens; i++, at += CHARS_PER_TOKEN) unitChars(units[i]!, bytes, at);
     }
     return bytes.toString("latin1", 0, at);
   }
 
-  private units(s: Segment): Uint16Array {
-    const key = `${s.ns}\u0000${s.id}`;
-    const hit = this.cache.get(key);
+  private ids(s: Segment): Uint32Array {
+    let byId = this.cache.get(s.ns);
+    const hit = byId?.get(s.id);
     if (hit && hit.length >= s.tokens) return hit;
-    const units = segmentUnits(s.ns, s.id, s.tokens);
-    if (hit) this.cachedUnits -= hit.length;
-    this.cache.set(key, units);
-    this.cachedUnits += units.length;
-    this.evict();
-    return units;
+    const rng = segmentRng(s.ns, s.id);
+    const ids = new Uint32Array(s.tokens);
+    for (let i = 0; i < ids.length; i++) ids[i] = unitIds[rng.int(VOCAB)]!;
+    if (!byId) {
+      byId = new Map();
+      this.cache.set(s.ns, byId);
+    }
+    this.cachedTokens += ids.length - (hit?.length ?? 0);
+    byId.set(s.id, ids);
+    this.evict(s.ns);
+    return ids;
   }
 
-  private evict(): void {
-    for (const [key, units] of this.cache) {
-      if (this.cachedUnits <= this.maxCachedTokens) return;
-      this.cache.delete(key);
-      this.cachedUnits -= units.length;
+  private evict(keep: string): void {
+    for (const [ns, byId] of this.cache) {
+      if (this.cachedTokens <= this.maxCachedTokens || ns === keep) return;
+      for (const ids of byId.values()) this.cachedTokens -= ids.length;
+      this.cache.delete(ns);
     }
   }
 }
 
 /** The first `n` token units of segment `(ns, id)`; a shorter request is a prefix of a longer one. */
 export function segmentUnits(ns: string, id: number, n: number): Uint16Array {
-  const rng = new Rng(fnv1a32(`${ns}:${id}`));
+  const rng = segmentRng(ns, id);
   const units = new Uint16Array(n);
   for (let i = 0; i < n; i++) units[i] = rng.int(VOCAB);
   return units;
+}
+
+/** The generator behind segment `(ns, id)`: its draws are the segment's token units in order. */
+function segmentRng(ns: string, id: number): Rng {
+  return new Rng(fnv1a32(`${ns}:${id}`));
 }
 
 /** Sum of segment lengths in tokens. */
