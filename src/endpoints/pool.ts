@@ -108,8 +108,9 @@ export class EndpointPool {
 
   /** True when `key` is unknown, never scraped, or its metrics are older than the staleness threshold. */
   isStale(key: string): boolean {
-    const updatedAt = this.records.get(key)?.metrics.updatedAtMs ?? 0;
-    return updatedAt === 0 || this.options.clock.now() - updatedAt > this.options.stalenessThresholdMs;
+    const record = this.records.get(key);
+    if (!record || record.status.scrapes === 0) return true;
+    return this.options.clock.now() - record.metrics.updatedAtMs > this.options.stalenessThresholdMs;
   }
 
   /** `fn` runs after the endpoint set, a health state or a served-model list changes. */

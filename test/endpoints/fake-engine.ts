@@ -15,6 +15,7 @@ export interface FakeEngineState {
 export class FakeEngine {
   readonly state: FakeEngineState = { waiting: 0, running: 0, kvUsage: 0, models: ["m1"], metricsDelayMs: 0 };
   metricsRequests = 0;
+  healthRequests = 0;
   maxConcurrentScrapes = 0;
   private concurrent = 0;
   private server: Server | undefined;
@@ -51,6 +52,11 @@ export class FakeEngine {
       res.end(
         JSON.stringify({ object: "list", data: this.state.models.map((id) => ({ id, object: "model" })) }),
       );
+      return;
+    }
+    if (url === "/health") {
+      this.healthRequests++;
+      res.end();
       return;
     }
     if (url !== "/metrics") {

@@ -69,7 +69,7 @@ describe("EndpointPool over real HTTP", () => {
   });
 
   it("flips staleness after the threshold on the injected clock", async () => {
-    const clock = new ManualClock(1000);
+    const clock = new ManualClock(0);
     const pool = poolFor([engine.url], { clock, scrapeIntervalMs: 0, stalenessThresholdMs: 2000 });
     await pool.start();
     const key = pool.all()[0]!.metadata.key;
@@ -86,6 +86,17 @@ describe("EndpointPool over real HTTP", () => {
 });
 
 describe("EndpointPool health", () => {
+  it("probes /health instead of scraping when metricsPath is empty", async (t) => {
+    const engine = await new FakeEngine().start();
+    engine.state.waiting = 9;
+    const pool = poolFor([engine.url], { scrapeIntervalMs: 0, metricsPath: "" });
+    t.after(() => Promise.all([pool.stop(), engine.stop()]));
+    await pool.start();
+    assert.equal(pool.candidates().length, 1);
+    assert.deepEqual([engine.healthRequests, engine.metricsRequests], [1, 0]);
+    assert.equal(pool.candidates()[0]!.metrics.waitingQueueSize, 0);
+  });
+
   it("takes a dead server out after consecutive failures and brings it back when it recovers", async (t) => {
     const engine = await new FakeEngine().start();
     const healthy = await new FakeEngine().start();
