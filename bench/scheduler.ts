@@ -97,7 +97,7 @@ function runSize(tokens: number, maxPrefixTokensToMatch: number, iterations: num
     const ctx = makeContext({ promptText, model: "bench-model" });
     collect?.();
     const t0 = performance.now();
-    ctx.request.tokens = defaultTokenizer.encode(promptText);
+    if (process.argv.includes("--tokens")) ctx.request.tokens = defaultTokenizer.encode(promptText);
     const t1 = performance.now();
     scheduler.prepare(ctx, endpoints);
     const result = scheduler.schedule(ctx, endpoints) as SchedulingResult;

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { defaultTokenizer } from "../tokenizer/tokenizer.ts";
-import { blockCount, hashPrefixBlocks, prefixSeed } from "./block-hasher.ts";
+import { blockCount, hashPrefixBlocks, hashTextBlocks, prefixSeed } from "./block-hasher.ts";
 
 const seed = prefixSeed("model-a");
 
@@ -39,4 +39,47 @@ test("hashes a token subarray by its own bytes", () => {
   const whole = hashPrefixBlocks(tokens.subarray(64), 16, 10, seed);
   const copy = hashPrefixBlocks(tokens.slice(64), 16, 10, seed);
   assert.deepEqual(whole, copy);
+});
+
+test("text blocks are blockSizeTokens × 4 characters: a shared text prefix shares exactly its whole blocks", () => {
+  const head = "h".repeat(64 * 3 + 10); // 3 whole blocks of 16 tokens (64 chars), then 10 more
+  const a = hashTextBlocks(`${head}alpha${"y".repeat(200)}`, 16, 100, seed);
+  const b = hashTextBlocks(`${head}beta!${"y".repeat(200)}`, 16, 100, seed);
+  assert.equal(a.length, Math.ceil((head.length + 205) / 64));
+  assert.deepEqual(a.slice(0, 3), b.slice(0, 3));
+  for (let i = 3; i < a.length; i++) assert.notEqual(a[i], b[i]);
+  assert.equal(hashTextBlocks("q".repeat(64 * 10), 16, 4, seed).length, 4);
+  assert.deepEqual(
+    hashTextBlocks("q".repeat(64 * 10), 16, 4, seed),
+    hashTextBlocks("q".repeat(64 * 4), 16, 4, seed),
+  );
+});
+
+test("text hashing sees every code unit: odd lengths, trailing NULs, non-Latin text and salts differ", () => {
+  const key = (text: string, s = seed) => hashTextBlocks(text, 16, 100, s).at(-1);
+  const variants = ["abc", "abc\u0000", "abcd", "abcé", "ab\u{1F600}", "ab\uD83D", "", "a".repeat(65)];
+  const keys = variants.map((v) => key(v));
+  assert.equal(new Set(keys).size, variants.length);
+  assert.equal(hashTextBlocks("", 16, 100, seed).length, 0);
+  assert.notEqual(key("abc", prefixSeed("model-a", "salt")), key("abc"));
+  // Sliced and concatenated strings hash like their flat equivalents.
+  assert.equal(key(`${"x".repeat(100)}abcé`.slice(100)), key("abcé"));
+  assert.equal(key(`${["a", "b", "c"].join("")}é`), key("abcé"));
+});
+
+test("no collisions among 200 000 distinct random blocks, and keys stay 53-bit integers", () => {
+  let state = 12345;
+  const next = () => {
+    state = (Math.imul(state, 1103515245) + 12345) | 0;
+    return state >>> 16;
+  };
+  const seen = new Set<number>();
+  const text = new Array<string>(64);
+  for (let n = 0; n < 200_000; n++) {
+    for (let i = 0; i < 64; i++) text[i] = String.fromCharCode(32 + (next() % 95));
+    const [k] = hashTextBlocks(text.join(""), 16, 1, seed);
+    assert.ok(Number.isSafeInteger(k) && k! >= 0);
+    seen.add(k!);
+  }
+  assert.equal(seen.size, 200_000);
 });

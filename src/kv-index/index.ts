@@ -1,5 +1,5 @@
 /** KV index: prefix block hashing, the approximate prefix index and the match data it publishes. */
-export { blockCount, hashPrefixBlocks, prefixSeed } from "./block-hasher.ts";
+export { blockCount, hashPrefixBlocks, hashTextBlocks, prefixSeed } from "./block-hasher.ts";
 export {
   matchRatio,
   type PrefixCacheMatchInfo,

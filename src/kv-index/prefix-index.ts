@@ -1,54 +1,65 @@
 /**
- * Approximate prefix index: chained block hash → the servers believed to hold it, with a
- * per-server LRU of hashes whose eviction removes the server from that hash (reference §2.7).
+ * Approximate prefix index: chained block key → the servers believed to hold it, with a
+ * per-server LRU of keys whose eviction removes the server from that key (reference §2.7).
  * Servers are endpoint keys, so each data-parallel rank (its own endpoint key) is its own server.
  *
  * Unlike llm-d, a server's match counts only the blocks it holds contiguously from the start,
  * which is what its engine can actually reuse.
+ *
+ * Storage is typed arrays (KeyTable + EntryPool): a lookup, touch, insert or eviction allocates
+ * nothing, so matching and inserting a 3 000-block prompt stays well under a millisecond.
  */
+import { EntryPool, type LruList, NONE } from "./entry-pool.ts";
+import { KeyTable } from "./key-table.ts";
 
-/** One server's slot: its key and its hashes in LRU order (first = least recent). */
-interface ServerSlot {
+/** One server's slot: its key, capacity and LRU list of entries. */
+interface ServerSlot extends LruList {
   key: string;
   capacity: number;
-  readonly lru: Set<number>;
 }
 
-/** Index of prefix block hashes per server. Not thread-shared: one per router replica. */
+/** Stamps restart before they could overflow an int32. */
+const MAX_STAMP = 0x3fffffff;
+
+/** Index of prefix block keys per server. Not thread-shared: one per router replica. */
 export class PrefixIndex {
-  private readonly holders = new Map<number, number[]>();
+  /** Key → first entry holding it. */
+  private readonly firstHolder = new KeyTable();
+  private readonly entries_ = new EntryPool();
   private readonly slots: (ServerSlot | undefined)[] = [];
   private readonly slotByKey = new Map<string, number>();
   private aliveScratch = new Int32Array(16);
   private slotScratch = new Int32Array(16);
+  /** Per slot: the stamp of the last block walk that saw the slot among the key's holders. */
+  private seenAt = new Int32Array(16);
+  private stamp = 0;
 
-  /** @param defaultCapacity hashes each server holds before LRU eviction (≥ 1). */
+  /** @param defaultCapacity keys each server holds before LRU eviction (≥ 1). */
   constructor(private readonly defaultCapacity: number) {}
 
-  /** Distinct hashes held by at least one server. */
+  /** Distinct keys held by at least one server. */
   get size(): number {
-    return this.holders.size;
+    return this.firstHolder.size;
   }
 
-  /** Hashes held by `serverKey` (0 if unknown). */
+  /** Keys held by `serverKey` (0 if unknown). */
   entries(serverKey: string): number {
     const slot = this.slotByKey.get(serverKey);
-    return slot === undefined ? 0 : this.slots[slot]!.lru.size;
+    return slot === undefined ? 0 : this.slots[slot]!.size;
   }
 
-  /** Capacity of `serverKey` in hashes (the default if never set). */
+  /** Capacity of `serverKey` in keys (the default if never set). */
   capacity(serverKey: string): number {
     const slot = this.slotByKey.get(serverKey);
     return slot === undefined ? this.defaultCapacity : this.slots[slot]!.capacity;
   }
 
-  /** Sets a server's capacity (≥ 1), evicting its least recent hashes beyond it. */
+  /** Sets a server's capacity (≥ 1), evicting its least recent keys beyond it. */
   setCapacity(serverKey: string, capacity: number): void {
-    const slot = this.slotFor(serverKey);
-    const server = this.slots[slot]!;
+    const server = this.slots[this.slotFor(serverKey)]!;
     if (server.capacity === capacity) return;
     server.capacity = Math.max(1, capacity);
-    while (server.lru.size > server.capacity) this.evictOldest(slot, server);
+    while (server.size > server.capacity) this.evict(server, server.head);
   }
 
   /**
@@ -59,17 +70,22 @@ export class PrefixIndex {
   insert(serverKey: string, hashes: Float64Array, count: number): void {
     const slot = this.slotFor(serverKey);
     const server = this.slots[slot]!;
+    const pool = this.entries_;
     for (let i = Math.min(count, hashes.length) - 1; i >= 0; i--) {
-      const hash = hashes[i]!;
-      if (server.lru.delete(hash)) {
-        server.lru.add(hash);
+      const key = hashes[i]!;
+      const first = this.firstHolder.get(key);
+      let id = first;
+      while (id !== NONE && pool.server[id] !== slot) id = pool.nextHolder[id]!;
+      if (id !== NONE) {
+        pool.unlink(server, id);
+        pool.append(server, id);
         continue;
       }
-      server.lru.add(hash);
-      const list = this.holders.get(hash);
-      if (list) list.push(slot);
-      else this.holders.set(hash, [slot]);
-      if (server.lru.size > server.capacity) this.evictOldest(slot, server);
+      id = pool.alloc(key, slot);
+      pool.nextHolder[id] = first;
+      this.firstHolder.set(key, id);
+      pool.append(server, id);
+      if (server.size > server.capacity) this.evict(server, server.head);
     }
   }
 
@@ -79,26 +95,21 @@ export class PrefixIndex {
    * remaining candidate holds, so a cold prompt costs one lookup.
    */
   match(hashes: Float64Array, count: number, serverKeys: readonly string[], out: Int32Array): void {
-    const n = serverKeys.length;
-    this.ensureScratch(n);
+    let aliveCount = this.resolveCandidates(serverKeys, out);
     const alive = this.aliveScratch;
     const slotOf = this.slotScratch;
-    let aliveCount = 0;
-    for (let a = 0; a < n; a++) {
-      out[a] = 0;
-      const slot = this.slotByKey.get(serverKeys[a]!);
-      if (slot === undefined) continue;
-      slotOf[a] = slot;
-      alive[aliveCount++] = a;
-    }
+    const seenAt = this.seenAt;
+    const pool = this.entries_;
     let block = 0;
     for (; block < count && aliveCount > 0; block++) {
-      const list = this.holders.get(hashes[block]!);
-      if (list === undefined) break;
+      const stamp = this.nextStamp();
+      let id = this.firstHolder.get(hashes[block]!);
+      if (id === NONE) break;
+      for (; id !== NONE; id = pool.nextHolder[id]!) seenAt[pool.server[id]!] = stamp;
       let kept = 0;
       for (let i = 0; i < aliveCount; i++) {
         const a = alive[i]!;
-        if (list.includes(slotOf[a]!)) alive[kept++] = a;
+        if (seenAt[slotOf[a]!] === stamp) alive[kept++] = a;
         else out[a] = block;
       }
       aliveCount = kept;
@@ -111,9 +122,35 @@ export class PrefixIndex {
     const slot = this.slotByKey.get(serverKey);
     if (slot === undefined) return;
     const server = this.slots[slot]!;
-    for (const hash of server.lru) this.dropHolder(hash, slot);
+    while (server.head !== NONE) this.evict(server, server.head);
     this.slots[slot] = undefined;
     this.slotByKey.delete(serverKey);
+  }
+
+  /** Zeroes `out`, lists the known servers' positions in `aliveScratch`; returns their count. */
+  private resolveCandidates(serverKeys: readonly string[], out: Int32Array): number {
+    const n = serverKeys.length;
+    if (this.aliveScratch.length < n) {
+      this.aliveScratch = new Int32Array(n * 2);
+      this.slotScratch = new Int32Array(n * 2);
+    }
+    let aliveCount = 0;
+    for (let a = 0; a < n; a++) {
+      out[a] = 0;
+      const slot = this.slotByKey.get(serverKeys[a]!);
+      if (slot === undefined) continue;
+      this.slotScratch[a] = slot;
+      this.aliveScratch[aliveCount++] = a;
+    }
+    return aliveCount;
+  }
+
+  private nextStamp(): number {
+    if (this.stamp === MAX_STAMP) {
+      this.stamp = 0;
+      this.seenAt.fill(0);
+    }
+    return ++this.stamp;
   }
 
   private slotFor(serverKey: string): number {
@@ -121,32 +158,31 @@ export class PrefixIndex {
     if (known !== undefined) return known;
     let slot = this.slots.indexOf(undefined);
     if (slot < 0) slot = this.slots.length;
-    this.slots[slot] = { key: serverKey, capacity: this.defaultCapacity, lru: new Set() };
+    this.slots[slot] = { key: serverKey, capacity: this.defaultCapacity, head: NONE, tail: NONE, size: 0 };
     this.slotByKey.set(serverKey, slot);
+    if (this.seenAt.length <= slot) {
+      const grown = new Int32Array(this.seenAt.length * 2);
+      grown.set(this.seenAt);
+      this.seenAt = grown;
+    }
     return slot;
   }
 
-  private evictOldest(slot: number, server: ServerSlot): void {
-    const oldest = server.lru.values().next().value;
-    if (oldest === undefined) return;
-    server.lru.delete(oldest);
-    this.dropHolder(oldest, slot);
-  }
-
-  private dropHolder(hash: number, slot: number): void {
-    const list = this.holders.get(hash);
-    if (!list) return;
-    const at = list.indexOf(slot);
-    if (at >= 0) {
-      list[at] = list[list.length - 1]!;
-      list.pop();
+  /** Drops entry `id` from `server`'s LRU list and from its key's holders. */
+  private evict(server: ServerSlot, id: number): void {
+    const pool = this.entries_;
+    pool.unlink(server, id);
+    const key = pool.key[id]!;
+    const first = this.firstHolder.get(key);
+    if (first === id) {
+      const next = pool.nextHolder[id]!;
+      if (next === NONE) this.firstHolder.delete(key);
+      else this.firstHolder.set(key, next);
+    } else {
+      let before = first;
+      while (pool.nextHolder[before] !== id) before = pool.nextHolder[before]!;
+      pool.nextHolder[before] = pool.nextHolder[id]!;
     }
-    if (list.length === 0) this.holders.delete(hash);
-  }
-
-  private ensureScratch(n: number): void {
-    if (this.aliveScratch.length >= n) return;
-    this.aliveScratch = new Int32Array(n * 2);
-    this.slotScratch = new Int32Array(n * 2);
+    pool.free(id);
   }
 }

@@ -92,12 +92,15 @@ test("maxPrefixTokensToMatch caps the blocks; 0 falls back to maxPrefixBlocksToM
   assert.equal(schedule(byBlocks, "q".repeat(64 * 4 * 10)).hashes.length, 3);
 });
 
-test("uses tokens already on the request and publishes them when absent", () => {
+test("hashes the text without tokenizing; tokens already on the request are used instead", () => {
   const producer = instantiate<ApproxPrefixCacheProducer>(definition);
-  const ctx = makeContext({ promptText: "abcdefgh" });
+  const ctx = makeContext({ promptText: "abcdefgh".repeat(40) }); // 80 tokens: 2 blocks of 64
   producer.produce(ctx, endpoints);
-  assert.equal(ctx.request.tokens?.length, 2);
+  assert.equal(ctx.request.tokens, undefined);
+  const fromText = readPrefixMatch(ctx.state, producer.stateKey)!;
+  assert.deepEqual([fromText.promptTokens, fromText.hashes.length], [80, 2]);
   const preset = makeContext({ promptText: "ignored", tokens: new Uint32Array(130) });
   producer.produce(preset, endpoints);
-  assert.equal(readPrefixMatch(preset.state, producer.stateKey)!.promptTokens, 130);
+  const fromTokens = readPrefixMatch(preset.state, producer.stateKey)!;
+  assert.deepEqual([fromTokens.promptTokens, fromTokens.hashes.length], [130, 3]);
 });

@@ -8,6 +8,7 @@ import { z } from "zod";
 import type { Endpoint } from "../../../endpoints/endpoint.ts";
 import {
   hashPrefixBlocks,
+  hashTextBlocks,
   type PrefixCacheMatchInfo,
   type PrefixMatchResult,
   PrefixIndex,
@@ -60,30 +61,27 @@ export class ApproxPrefixCacheProducer implements DataProducer, PreRequest {
     this.stateKey = attributeKey(PREFIX_CACHE_MATCH_INFO, name);
   }
 
+  /**
+   * Hashes the prompt's blocks, token ids when a token producer already set them, else the text
+   * directly (4 characters per token, identical block boundaries): this producer never
+   * tokenizes, so the estimate path costs one pass over the hashed characters.
+   */
   produce(ctx: SchedulingContext, endpoints: readonly Endpoint[]): void {
     const request = ctx.request;
-    request.tokens ??= this.tokenizer.encode(request.promptText);
     const blockSizeTokens = this.blockSizeFor(endpoints);
     if (this.params.autoTune) this.tuneCapacities(endpoints, blockSizeTokens);
     const salt = typeof request.body.cache_salt === "string" ? request.body.cache_salt : "";
-    const hashes = hashPrefixBlocks(
-      request.tokens,
-      blockSizeTokens,
-      this.maxBlocks(blockSizeTokens),
-      prefixSeed(request.model, salt),
-    );
-    const keys = endpoints.map((e) => e.metadata.key);
-    const matched = new Int32Array(keys.length);
-    this.index.match(hashes, hashes.length, keys, matched);
-    const byEndpoint = new Map<string, PrefixCacheMatchInfo>();
-    for (let i = 0; i < keys.length; i++) {
-      byEndpoint.set(keys[i]!, { matchBlocks: matched[i]!, totalBlocks: hashes.length, blockSizeTokens });
-    }
+    const seed = prefixSeed(request.model, salt);
+    const maxBlocks = this.maxBlocks(blockSizeTokens);
+    const tokens = request.tokens;
+    const hashes = tokens
+      ? hashPrefixBlocks(tokens, blockSizeTokens, maxBlocks, seed)
+      : hashTextBlocks(request.promptText, blockSizeTokens, maxBlocks, seed);
     const result: PrefixMatchResult = {
       blockSizeTokens,
-      promptTokens: request.tokens.length,
+      promptTokens: tokens ? tokens.length : this.tokenizer.count(request.promptText),
       hashes,
-      byEndpoint,
+      byEndpoint: this.matchAll(hashes, blockSizeTokens, endpoints),
     };
     ctx.state.set(this.stateKey, result);
   }
@@ -94,6 +92,21 @@ export class ApproxPrefixCacheProducer implements DataProducer, PreRequest {
     for (const endpoint of chosenEndpoints(result)) {
       this.index.insert(endpoint.metadata.key, match.hashes, match.hashes.length);
     }
+  }
+
+  private matchAll(
+    hashes: Float64Array,
+    blockSizeTokens: number,
+    endpoints: readonly Endpoint[],
+  ): Map<string, PrefixCacheMatchInfo> {
+    const keys = endpoints.map((e) => e.metadata.key);
+    const matched = new Int32Array(keys.length);
+    this.index.match(hashes, hashes.length, keys, matched);
+    const byEndpoint = new Map<string, PrefixCacheMatchInfo>();
+    for (let i = 0; i < keys.length; i++) {
+      byEndpoint.set(keys[i]!, { matchBlocks: matched[i]!, totalBlocks: hashes.length, blockSizeTokens });
+    }
+    return byEndpoint;
   }
 
   /** Block size in tokens: configured (or scraped with autoTune), floored at 64. */
