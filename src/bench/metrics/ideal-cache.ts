@@ -14,6 +14,8 @@ const SHARDS = 32;
 export class IdealPrefixCache {
   private readonly shards: Set<number>[] = Array.from({ length: SHARDS }, () => new Set<number>());
   private readonly nsHashes = new Map<string, number>();
+  private lastNs = "";
+  private lastNsHash = 0;
 
   /** @param blockTokens engine block size in tokens (> 0). */
   constructor(private readonly blockTokens: number) {}
@@ -40,11 +42,15 @@ export class IdealPrefixCache {
   }
 
   private nsHash(ns: string): number {
+    // Consecutive segments almost always share a namespace: skip the map lookup then.
+    if (ns === this.lastNs) return this.lastNsHash;
     let h = this.nsHashes.get(ns);
     if (h === undefined) {
       h = fnv1a32(ns);
       this.nsHashes.set(ns, h);
     }
+    this.lastNs = ns;
+    this.lastNsHash = h;
     return h;
   }
 }

@@ -1,11 +1,12 @@
 /**
  * Synthetic prompt content from trace block ids (shared/reference/workloads.md §5): a segment
- * `(ns, id)` always expands to the same tokens, each token exactly 4 ASCII characters (three
+ * `(ns, id)` always expands to the same tokens (a keyed hash per position instead of the §5 PRNG
+ * stream, so any block is computed without state), each token exactly 4 ASCII characters (three
  * lowercase letters and a space), so the router's text hashing, the tokenizer (1 token per 4
  * chars, src/tokenizer) and the engine's token hashing all see the trace's sharing structure.
  */
 import { CHARS_PER_TOKEN } from "../../tokenizer/tokenizer.ts";
-import { fnv1a32, Rng } from "./rng.ts";
+import { fnv1a32, mix32 } from "./rng.ts";
 import type { Segment } from "./types.ts";
 
 const LETTERS = 26;
@@ -36,77 +37,57 @@ function buildUnitIds(): Uint32Array {
 }
 
 /**
- * Expands segments to token ids and text. Each segment's ids are cached (bounded, oldest namespace
- * dropped first) because multi-turn workloads resend the same blocks on every turn: a prompt is
- * then a series of memory copies.
+ * Expands segments to token ids and text. Unit `i` of segment `(ns, id)` is a hash of
+ * (ns, id, i), so any token is computed in a few integer operations with no cache and no memory
+ * held between requests, whatever the number of live sessions.
  */
 export class SyntheticPromptBuilder {
-  private readonly cache = new Map<string, Map<number, Uint32Array>>();
-  private cachedTokens = 0;
-
-  /** @param maxCachedTokens bound on cached token ids (4 bytes each). */
-  constructor(private readonly maxCachedTokens = 64_000_000) {}
+  private readonly nsHashes = new Map<string, number>();
 
   /** Token ids of the prompt (what `defaultTokenizer.encode(text(segments))` returns). */
   tokens(segments: readonly Segment[]): Uint32Array {
     const out = new Uint32Array(totalTokens(segments));
     let at = 0;
     for (const s of segments) {
-      const ids = this.ids(s);
-      out.set(ids.length === s.tokens ? ids : ids.subarray(0, s.tokens), at);
-      at += s.tokens;
+      const seed = segmentSeed(this.nsHash(s.ns), s.id);
+      for (let i = 0; i < s.tokens; i++) out[at++] = unitIds[unitAt(seed, i)]!;
     }
     return out;
   }
 
-  /** Prompt text: 4 characters per token (regenerated, not cached: only plugins that read text need it). */
+  /** Prompt text: 4 characters per token. */
   text(segments: readonly Segment[]): string {
     const bytes = Buffer.allocUnsafe(totalTokens(segments) * CHARS_PER_TOKEN);
     let at = 0;
     for (const s of segments) {
-      const units = segmentUnits(s.ns, s.id, s.tokens);
-      for (let i = 0; i < s.tokens; i++, at += CHARS_PER_TOKEN) unitChars(units[i]!, bytes, at);
+      const seed = segmentSeed(this.nsHash(s.ns), s.id);
+      for (let i = 0; i < s.tokens; i++, at += CHARS_PER_TOKEN) unitChars(unitAt(seed, i), bytes, at);
     }
     return bytes.toString("latin1", 0, at);
   }
 
-  private ids(s: Segment): Uint32Array {
-    let byId = this.cache.get(s.ns);
-    const hit = byId?.get(s.id);
-    if (hit && hit.length >= s.tokens) return hit;
-    const rng = segmentRng(s.ns, s.id);
-    const ids = new Uint32Array(s.tokens);
-    for (let i = 0; i < ids.length; i++) ids[i] = unitIds[rng.int(VOCAB)]!;
-    if (!byId) {
-      byId = new Map();
-      this.cache.set(s.ns, byId);
+  private nsHash(ns: string): number {
+    let h = this.nsHashes.get(ns);
+    if (h === undefined) {
+      h = fnv1a32(ns);
+      if (this.nsHashes.size > 100_000) this.nsHashes.clear();
+      this.nsHashes.set(ns, h);
     }
-    this.cachedTokens += ids.length - (hit?.length ?? 0);
-    byId.set(s.id, ids);
-    this.evict(s.ns);
-    return ids;
-  }
-
-  private evict(keep: string): void {
-    for (const [ns, byId] of this.cache) {
-      if (this.cachedTokens <= this.maxCachedTokens || ns === keep) return;
-      for (const ids of byId.values()) this.cachedTokens -= ids.length;
-      this.cache.delete(ns);
-    }
+    return h;
   }
 }
 
-/** The first `n` token units of segment `(ns, id)`; a shorter request is a prefix of a longer one. */
-export function segmentUnits(ns: string, id: number, n: number): Uint16Array {
-  const rng = segmentRng(ns, id);
-  const units = new Uint16Array(n);
-  for (let i = 0; i < n; i++) units[i] = rng.int(VOCAB);
-  return units;
+/** Seed of segment `(ns, id)` from the namespace hash. */
+function segmentSeed(nsHash: number, id: number): number {
+  return mix32(nsHash, id);
 }
 
-/** The generator behind segment `(ns, id)`: its draws are the segment's token units in order. */
-function segmentRng(ns: string, id: number): Rng {
-  return new Rng(fnv1a32(`${ns}:${id}`));
+/** Token unit `i` of a segment (murmur3-style finaliser of seed + index). */
+function unitAt(seed: number, i: number): number {
+  let x = (seed + Math.imul(i + 1, 0x9e3779b1)) | 0;
+  x = Math.imul(x ^ (x >>> 16), 0x85ebca6b);
+  x = Math.imul(x ^ (x >>> 13), 0xc2b2ae35);
+  return ((x ^ (x >>> 16)) >>> 0) % VOCAB;
 }
 
 /** Sum of segment lengths in tokens. */
