@@ -1,16 +1,27 @@
 /**
- * `npm run bench -- scheduler [--smoke]`: wall time of one scheduling decision over 16 endpoints
- * with the real Scheduler and llm-d's token-aware recipe (approx prefix producer + in-flight load
- * producer → prefix-cache-affinity-filter → prefix-cache-scorer + token-load-scorer +
- * active-request-scorer → max-score-picker), for prompts of 1K, 32K and 200K tokens.
- * Columns: tokenization alone, the decision (producers + filter + scorers + picker; tokens given),
- * the optimistic insert at PreRequest, and all three together. Every prompt extends a prefix one
- * endpoint already holds (agentic multi-turn shape), so matches walk the full prefix.
+ * `npm run bench -- scheduler [--smoke] [--path=text|tokens] [--shape=chat|completion]
+ * [--tokens=1024|32768|200000]`: wall time
+ * of one scheduling decision over 16 endpoints with the real Scheduler and llm-d's token-aware
+ * recipe (approx prefix producer + in-flight load producer → prefix-cache-affinity-filter →
+ * prefix-cache-scorer + token-load-scorer + active-request-scorer → max-score-picker), for
+ * prompts of 1K, 32K and 200K tokens. Every prompt extends a prefix one endpoint already holds
+ * (agentic multi-turn shape), so matches walk the full prefix.
+ *
+ * Paths (both by default, side by side): `text`, the router's hot path, where the prefix producer
+ * hashes the prompt text and nothing tokenizes; `tokens`, the earlier shape, where the prompt is
+ * tokenized first (as with a `token-producer` in the config) and token blocks are hashed.
+ * Shapes: `chat`, the prompt rendered from messages as the gateway does (a concatenated string,
+ * whose first read copies it flat, billed to whoever reads it first), and `completion`, a flat
+ * string as JSON.parse returns it. A second table times the hot-path components alone against
+ * the previous implementations (byte-wise FNV tokenizer, xxhash-wasm block hashing).
  * With `NODE_OPTIONS=--expose-gc`, a GC runs between iterations (untimed), so the harness's own
  * 800 KB prompt strings do not bill their collection to the decision that follows.
  */
+import xxhash from "xxhash-wasm";
+import { renderChat } from "../src/api/prompt.ts";
 import { ManualClock } from "../src/core/clock.ts";
 import type { Endpoint } from "../src/endpoints/endpoint.ts";
+import { hashPrefixBlocks, hashTextBlocks } from "../src/kv-index/index.ts";
 import { Scheduler } from "../src/scheduler/framework/scheduler.ts";
 import { makeContext, makeEndpoint, makeEnv } from "../src/scheduler/framework/testing.ts";
 import type {
@@ -36,14 +47,22 @@ import { defaultTokenizer } from "../src/tokenizer/tokenizer.ts";
 const ENDPOINTS = 16;
 const collect = (globalThis as { gc?: () => void }).gc;
 const smoke = process.argv.includes("--smoke");
-const sizes: { tokens: number; maxPrefixTokensToMatch: number; iterations: number }[] = smoke
+const option = (name: string, values: string[]) => {
+  const given = process.argv.find((a) => a.startsWith(`--${name}=`))?.split("=")[1];
+  return given ? values.filter((v) => v === given) : values;
+};
+const paths = option("path", ["text", "tokens"]);
+const shapes = option("shape", ["chat", "completion"]);
+const allSizes = [
+  { tokens: 1024, maxPrefixTokensToMatch: 131072, iterations: 2000 },
+  { tokens: 32768, maxPrefixTokensToMatch: 131072, iterations: 500 },
+  { tokens: 200_000, maxPrefixTokensToMatch: 131072, iterations: 300 },
+  { tokens: 200_000, maxPrefixTokensToMatch: 262144, iterations: 300 },
+];
+const tokenSizes = option("tokens", [...new Set(allSizes.map((s) => String(s.tokens)))]);
+const sizes = smoke
   ? [{ tokens: 1024, maxPrefixTokensToMatch: 131072, iterations: 50 }]
-  : [
-      { tokens: 1024, maxPrefixTokensToMatch: 131072, iterations: 2000 },
-      { tokens: 32768, maxPrefixTokensToMatch: 131072, iterations: 500 },
-      { tokens: 200_000, maxPrefixTokensToMatch: 131072, iterations: 200 },
-      { tokens: 200_000, maxPrefixTokensToMatch: 262144, iterations: 200 },
-    ];
+  : allSizes.filter((s) => tokenSizes.includes(String(s.tokens)));
 
 function buildScheduler(maxPrefixTokensToMatch: number) {
   const env = (name: string) => makeEnv(name, {}, new ManualClock());
@@ -79,25 +98,33 @@ function text(chars: number, seed: number): string {
   return unit.repeat(Math.ceil(chars / unit.length)).slice(0, chars);
 }
 
-interface Timings {
-  tokenize: number[];
-  decide: number[];
-  insert: number[];
-  total: number[];
+/** The prompt of turn `turn` over `history`, as the gateway hands it to the scheduler. */
+function prompt(shape: string, history: string, turn: number): string {
+  const question = text(400, 1000 + turn);
+  if (shape === "chat") {
+    return renderChat([
+      { role: "system", content: history },
+      { role: "user", content: question },
+    ]);
+  }
+  const flat = history + question;
+  flat.charCodeAt(0); // JSON.parse returns flat strings; flatten outside the timing
+  return flat;
 }
 
-function runSize(tokens: number, maxPrefixTokensToMatch: number, iterations: number): Timings {
-  const scheduler = buildScheduler(maxPrefixTokensToMatch);
+type Timings = Record<"tokenize" | "decide" | "insert" | "total", number[]>;
+
+function runSize(path: string, shape: string, size: (typeof sizes)[number]): Timings {
+  const scheduler = buildScheduler(size.maxPrefixTokensToMatch);
   const endpoints: Endpoint[] = Array.from({ length: ENDPOINTS }, (_, i) => makeEndpoint(`pod-${i}`));
-  const histories = Array.from({ length: ENDPOINTS * 2 }, (_, i) => text(tokens * 4 - 400, i));
+  const histories = Array.from({ length: ENDPOINTS * 2 }, (_, i) => text(size.tokens * 4 - 400, i));
   const t: Timings = { tokenize: [], decide: [], insert: [], total: [] };
-  const warmup = Math.min(50, iterations);
-  for (let i = 0; i < iterations + warmup; i++) {
-    const promptText = histories[i % histories.length]! + text(400, 1000 + i);
-    const ctx = makeContext({ promptText, model: "bench-model" });
+  const warmup = Math.min(50, size.iterations);
+  for (let i = 0; i < size.iterations + warmup; i++) {
+    const ctx = makeContext({ promptText: prompt(shape, histories[i % histories.length]!, i), model: "m" });
     collect?.();
     const t0 = performance.now();
-    if (process.argv.includes("--tokens")) ctx.request.tokens = defaultTokenizer.encode(promptText);
+    if (path === "tokens") ctx.request.tokens = defaultTokenizer.encode(ctx.request.promptText);
     const t1 = performance.now();
     scheduler.prepare(ctx, endpoints);
     const result = scheduler.schedule(ctx, endpoints) as SchedulingResult;
@@ -125,16 +152,92 @@ console.log(
   `scheduling decision over ${ENDPOINTS} endpoints, ms as p50 / p99 / mean (node ${process.version}, ` +
     `gc between runs: ${collect ? "yes" : "no"})`,
 );
-const rows = sizes.map(({ tokens, maxPrefixTokensToMatch, iterations }) => {
-  const t = runSize(tokens, maxPrefixTokensToMatch, iterations);
-  return {
-    "prompt tokens": tokens,
-    "match cap (tokens)": maxPrefixTokensToMatch,
-    runs: iterations,
-    tokenize: stats(t.tokenize),
-    "decision (producers+filter+scorers+picker)": stats(t.decide),
-    "preRequest insert": stats(t.insert),
-    "all together": stats(t.total),
-  };
-});
+const rows = sizes.flatMap((size) =>
+  paths.flatMap((path) =>
+    shapes.map((shape) => {
+      const t = runSize(path, shape, size);
+      return {
+        "prompt tokens": size.tokens,
+        "match cap": size.maxPrefixTokensToMatch,
+        path,
+        shape,
+        tokenize: stats(t.tokenize),
+        "decision (producers+filter+scorers+picker)": stats(t.decide),
+        "preRequest insert": stats(t.insert),
+        "all together": stats(t.total),
+      };
+    }),
+  ),
+);
 console.table(rows);
+
+const { h64Raw } = await xxhash();
+
+/** The tokenizer's previous inner loop (byte-wise FNV, one bound check per character), for comparison. */
+function legacyEncode(prompt: string): Uint32Array {
+  const out = new Uint32Array(Math.ceil(prompt.length / 4));
+  for (let t = 0, i = 0; t < out.length; t++) {
+    let h = 0x811c9dc5;
+    for (const end = Math.min(i + 4, prompt.length); i < end; i++) {
+      h = Math.imul(h ^ prompt.charCodeAt(i), 0x01000193);
+    }
+    out[t] = h >>> 0;
+  }
+  return out;
+}
+
+/** The previous block hasher: xxhash64 (wasm) per block of token bytes, chained by a second call. */
+function xxhashTokenBlocks(tokens: Uint32Array, blockSizeTokens: number, maxBlocks: number): Float64Array {
+  const n = Math.min(maxBlocks, Math.ceil(tokens.length / blockSizeTokens));
+  const keys = new Float64Array(n);
+  const bytes = new Uint8Array(tokens.buffer, tokens.byteOffset, tokens.length * 4);
+  const chain = new DataView(new ArrayBuffer(16));
+  const chainBytes = new Uint8Array(chain.buffer);
+  for (let i = 0; i < n; i++) {
+    const start = i * blockSizeTokens * 4;
+    chain.setBigUint64(0, h64Raw(bytes.subarray(start, start + blockSizeTokens * 4)), true);
+    chain.setBigUint64(8, h64Raw(chainBytes), true);
+    keys[i] = chain.getUint32(8, true);
+  }
+  return keys;
+}
+
+/** p50 / p99 / mean of `run` over fresh 4-chars-per-token prompts of `tokens` tokens. */
+function timeComponent(tokens: number, run: (prompt: string, promptTokens: Uint32Array) => unknown) {
+  const prompts = Array.from({ length: 8 }, (_, i) => prompt("completion", text(tokens * 4 - 400, i), i));
+  const encoded = prompts.map((p) => defaultTokenizer.encode(p));
+  const times: number[] = [];
+  for (let i = 0; i < (smoke ? 20 : 300); i++) {
+    collect?.();
+    const t0 = performance.now();
+    run(prompts[i % prompts.length]!, encoded[i % prompts.length]!);
+    times.push(performance.now() - t0);
+  }
+  return stats(times.slice(smoke ? 5 : 50));
+}
+
+const componentTokens = smoke ? 1024 : 200_000;
+const BLOCK = 64;
+const CAP_BLOCKS = 131072 / BLOCK;
+console.log(
+  `hot-path components alone at ${componentTokens} tokens (flat text), ${BLOCK}-token blocks, ` +
+    `≤ ${CAP_BLOCKS} blocks hashed; ms as p50 / p99 / mean`,
+);
+console.table({
+  "tokenize: previous byte-wise FNV loop": timeComponent(componentTokens, (p) => legacyEncode(p)),
+  "tokenize: CharChunkTokenizer.encode (same ids)": timeComponent(componentTokens, (p) =>
+    defaultTokenizer.encode(p),
+  ),
+  "hash token blocks: previous xxhash64 (wasm)": timeComponent(componentTokens, (_, t) =>
+    xxhashTokenBlocks(t, BLOCK, CAP_BLOCKS),
+  ),
+  "hash token blocks: hashPrefixBlocks": timeComponent(componentTokens, (_, t) =>
+    hashPrefixBlocks(t, BLOCK, CAP_BLOCKS, 1),
+  ),
+  "hash text blocks: hashTextBlocks (no tokenizing)": timeComponent(componentTokens, (p) =>
+    hashTextBlocks(p, BLOCK, CAP_BLOCKS, 1),
+  ),
+  "first read of a concatenated prompt (flatten copy)": timeComponent(componentTokens, (p) =>
+    `${p} `.charCodeAt(0),
+  ),
+});

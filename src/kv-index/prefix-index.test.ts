@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import { seededRandom } from "../scheduler/framework/testing.ts";
 import { PrefixIndex } from "./prefix-index.ts";
 
 const hashes = (...values: number[]) => Float64Array.from(values);
@@ -50,4 +51,39 @@ test("data-parallel ranks are distinct servers", () => {
   const index = new PrefixIndex(10);
   index.insert("ns/pod-rank-0", hashes(1, 2), 2);
   assert.deepEqual(matchOf(index, [1, 2], ["ns/pod-rank-0", "ns/pod-rank-1"]), [2, 0]);
+});
+
+test("binary-search match equals the block-by-block walk under random chained inserts and LRU pressure", () => {
+  const random = seededRandom(42);
+  const servers = ["s0", "s1", "s2", "s3", "s4"];
+  const index = new PrefixIndex(40);
+  // Prompts form a tree: each extends a random earlier prompt's prefix with fresh blocks.
+  const prompts: number[][] = [[1]];
+  let nextKey = 2;
+  for (let i = 0; i < 300; i++) {
+    const parent = prompts[Math.floor(random() * prompts.length)]!;
+    const keep = parent.slice(0, 1 + Math.floor(random() * parent.length));
+    const grow = Array.from({ length: 1 + Math.floor(random() * 12) }, () => nextKey++);
+    prompts.push([...keep, ...grow]);
+  }
+  const walk = (server: string, keys: number[]) => {
+    let held = 0;
+    while (held < keys.length && index.holds(server, keys[held]!)) held++;
+    return held;
+  };
+  for (let step = 0; step < 3000; step++) {
+    const server = servers[Math.floor(random() * servers.length)]!;
+    const keys = prompts[Math.floor(random() * prompts.length)]!;
+    const roll = random();
+    if (roll < 0.6) index.insert(server, hashes(...keys), Math.ceil(random() * keys.length));
+    else if (roll < 0.65) index.setCapacity(server, 5 + Math.floor(random() * 40));
+    else if (roll < 0.67) index.removeServer(server);
+    const out = new Int32Array(servers.length);
+    index.match(hashes(...keys), keys.length, servers, out);
+    assert.deepEqual(
+      [...out],
+      servers.map((s) => walk(s, keys)),
+      `step ${step}`,
+    );
+  }
 });
