@@ -28,3 +28,19 @@ test("distinct chunks map to distinct ids", () => {
   const ids = tok.encode("aaaabbbbccccdddd");
   assert.equal(new Set(ids).size, 4);
 });
+
+test("ids are FNV-1a of each chunk's code units, across scratch refills and for any text", () => {
+  const fnv = (chunk: string) => {
+    let h = 0x811c9dc5;
+    for (let i = 0; i < chunk.length; i++) h = Math.imul(h ^ chunk.charCodeAt(i), 0x01000193);
+    return h >>> 0;
+  };
+  // Past one 65 536-token scratch fill, with non-Latin units, a surrogate pair and a short tail.
+  const text = `${"héllo wörld ∑ ".repeat(20_000)}\u{1F600}tail!`;
+  const ids = tok.encode(text);
+  assert.equal(ids.length, Math.ceil(text.length / 4));
+  for (let t = 0; t < ids.length; t++) {
+    if (ids[t] !== fnv(text.slice(t * 4, t * 4 + 4))) assert.fail(`token ${t} differs`);
+  }
+  assert.deepEqual(tok.encode(text.slice(0, 12)), ids.slice(0, 3));
+});
