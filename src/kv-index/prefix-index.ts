@@ -65,6 +65,7 @@ export class PrefixIndex {
     const slot = this.slotFor(serverKey);
     const server = this.slots[slot]!;
     const pool = this.entries_;
+    this.firstHolder.warm(hashes, Math.min(count, hashes.length));
     for (let i = Math.min(count, hashes.length) - 1; i >= 0; i--) {
       const key = hashes[i]!;
       const first = this.firstHolder.get(key);
