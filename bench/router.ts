@@ -1,182 +1,135 @@
 /**
- * `npm run bench -- router [--seconds 5] [--rates 100,400] [--concurrency 32]`: what the router
- * adds per request. Zero-latency simulators (so only proxy cost shows) are reached directly,
- * through `llmd router` (default config) and through nginx (round-robin, 1 worker, `daemon off`,
- * when installed). Prints (a) p50/p99 latency at fixed open-loop rates, (b) closed-loop req/s.
+ * `npm run bench -- router [--seconds 5] [--warmup 2] [--rates 100,500,1000] [--concurrency 32]`:
+ * what the router adds per request. Two zero-latency simulators (so only proxy cost shows) are
+ * reached directly, through `llmd router` (default config) and through nginx (one process,
+ * round-robin, when installed). The load generator is a separate process (bench/router/load.ts).
+ * Prints (a) latency at fixed open-loop rates, (b) closed-loop throughput, each with the server
+ * process's CPU time per request (from /proc: robust when the machine is shared).
  */
-import { type ChildProcess, spawn } from "node:child_process";
+import { type ChildProcess, fork } from "node:child_process";
 import { once } from "node:events";
-import { existsSync, mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { loadavg } from "node:os";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
-import { Pool } from "undici";
 import { startSimReplicas } from "../src/gateway/sim-replicas.ts";
+import type { LoadJob, LoadResult } from "./router/load.ts";
+import { cpuSeconds, nginxVersion, startNginx, startRouterProcess, type Target } from "./router/targets.ts";
 
 const { values } = parseArgs({
   options: {
     seconds: { type: "string", default: "5" },
-    rates: { type: "string", default: "100,400" },
+    warmup: { type: "string", default: "2" },
+    rates: { type: "string", default: "100,500,1000" },
     concurrency: { type: "string", default: "32" },
   },
 });
-const SECONDS = Number(values.seconds);
 const MODEL = "bench-model";
 const BODY = JSON.stringify({ model: MODEL, prompt: "hi", max_tokens: 1 });
-const CLI_MAIN = fileURLToPath(new URL("../src/cli/main.ts", import.meta.url));
+const LOAD_WORKER = fileURLToPath(new URL("./router/load.ts", import.meta.url));
 
-async function waitLine(child: ChildProcess, pattern: RegExp): Promise<string> {
-  let seen = "";
-  for await (const chunk of child.stdout as AsyncIterable<Buffer>) {
-    seen += chunk.toString();
-    const match = pattern.exec(seen);
-    if (match?.[1]) return match[1];
-  }
-  throw new Error(`process exited: ${seen}`);
-}
-
-async function startNginx(upstreams: string[]): Promise<{ url: string; child: ChildProcess } | undefined> {
-  const binary = ["/usr/sbin/nginx", "/usr/bin/nginx"].find((p) => existsSync(p));
-  if (!binary) return undefined;
-  const dir = mkdtempSync(join(tmpdir(), "llmd-nginx-"));
-  const port = 18000 + Math.floor(Math.random() * 1000);
-  const servers = upstreams.map((u) => `server ${new URL(u).host};`).join(" ");
-  writeFileSync(
-    join(dir, "nginx.conf"),
-    `daemon off; worker_processes 1; pid ${dir}/nginx.pid; error_log ${dir}/error.log;
-events { worker_connections 4096; }
-http { access_log off; upstream sims { ${servers} keepalive 64; }
-  server { listen 127.0.0.1:${port}; location / { proxy_pass http://sims; proxy_http_version 1.1;
-    proxy_set_header Connection ""; proxy_buffering off; } } }`,
-  );
-  const child = spawn(binary, ["-p", dir, "-c", join(dir, "nginx.conf")], { stdio: "ignore" });
-  await new Promise((resolve) => setTimeout(resolve, 300));
-  return { url: `http://127.0.0.1:${port}`, child };
-}
-
-async function once200(pool: Pool): Promise<number> {
-  const started = performance.now();
-  const { statusCode, body } = await pool.request({
-    path: "/v1/completions",
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: BODY,
+/** Runs one job in a fresh load-generator process; CPU of `target` is read around the window. */
+async function measure(
+  target: Target,
+  job: Omit<LoadJob, "url" | "body">,
+): Promise<LoadResult & { cpuUs: number }> {
+  const worker = fork(LOAD_WORKER, [], { execArgv: ["--import", "tsx"], stdio: "inherit" });
+  let cpuAtStart = Number.NaN;
+  const result = new Promise<LoadResult>((resolve, reject) => {
+    worker.on("message", (msg: { measuring?: boolean } | LoadResult) => {
+      if ("measuring" in msg) cpuAtStart = cpuSeconds(target.pid);
+      else resolve(msg as LoadResult);
+    });
+    worker.once("exit", (code) => reject(new Error(`load generator exited with ${code}`)));
   });
-  await body.dump();
-  if (statusCode !== 200) throw new Error(`status ${statusCode}`);
-  return performance.now() - started;
+  worker.send({ ...job, url: target.url, body: BODY } satisfies LoadJob);
+  const r = await result;
+  const cpuUs = ((cpuSeconds(target.pid) - cpuAtStart) * 1e6) / Math.max(1, r.requests + r.errors);
+  await once(worker, "exit").catch(() => {});
+  return { ...r, cpuUs };
 }
 
-function percentile(sorted: number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))] ?? Number.NaN;
+const ms = (v: number) => v.toFixed(2);
+const load = () =>
+  loadavg()
+    .map((l) => l.toFixed(2))
+    .join(" ");
+
+async function startTargets(): Promise<{
+  targets: Target[];
+  children: ChildProcess[];
+  stopSims: () => Promise<void>;
+}> {
+  const flags = ["--model", MODEL, "--time-to-first-token", "0ms", "--inter-token-latency", "0ms"];
+  const sims = await startSimReplicas({
+    replicas: 2,
+    basePort: 0,
+    stdio: "ignore",
+    simArgs: [...flags, "--host", "127.0.0.1"],
+  });
+  const router = await startRouterProcess(sims.urls);
+  const nginx = await startNginx(sims.urls);
+  const targets: Target[] = [
+    { name: "direct (one sim)", url: sims.urls[0] as string, pid: sims.children[0]?.pid ?? 0 },
+    { name: "llmd router", url: router.url, pid: router.child.pid ?? 0 },
+  ];
+  if (nginx) targets.push({ name: "nginx (1 process)", url: nginx.url, pid: nginx.child.pid ?? 0 });
+  else console.log("nginx not installed (apt-get install -y nginx): its rows are skipped");
+  return { targets, children: [router.child, ...(nginx ? [nginx.child] : [])], stopSims: () => sims.stop() };
 }
 
-/** Open loop: one request every 1000/rate ms for SECONDS; latency percentiles in ms. */
-async function atRate(url: string, rate: number): Promise<{ p50: number; p99: number; n: number }> {
-  const pool = new Pool(url, { connections: 256 });
-  const latencies: number[] = [];
-  const pending: Promise<void>[] = [];
-  const interval = 1000 / rate;
-  const start = performance.now();
-  for (let i = 0; i < rate * SECONDS; i++) {
-    const due = start + i * interval;
-    const wait = due - performance.now();
-    if (wait > 1) await new Promise((resolve) => setTimeout(resolve, wait));
-    pending.push(once200(pool).then((ms) => void latencies.push(ms)));
+async function latencyTable(targets: Target[], seconds: number, warmup: number): Promise<void> {
+  const rows: Record<string, string | number>[] = [];
+  for (const rate of String(values.rates).split(",").map(Number)) {
+    let directP50 = Number.NaN;
+    for (const target of targets) {
+      const r = await measure(target, { rate, seconds, warmupSeconds: warmup });
+      if (rows.length % targets.length === 0) directP50 = r.p50;
+      rows.push({
+        target: target.name,
+        "req/s": rate,
+        ok: r.requests,
+        errors: r.errors,
+        "p50 ms": ms(r.p50),
+        "p90 ms": ms(r.p90),
+        "p99 ms": ms(r.p99),
+        "p99.9 ms": ms(r.p999),
+        "+p50 vs direct": ms(r.p50 - directP50),
+        "server CPU µs/req": Math.round(r.cpuUs),
+      });
+    }
   }
-  await Promise.all(pending);
-  await pool.close();
-  latencies.sort((a, b) => a - b);
-  return { p50: percentile(latencies, 0.5), p99: percentile(latencies, 0.99), n: latencies.length };
+  console.log(`\n(a) open loop at fixed rates, ${seconds} s each after ${warmup} s warm-up`);
+  console.table(rows);
 }
 
-/** Closed loop with `concurrency` workers for SECONDS: requests per second. */
-async function throughput(url: string, concurrency: number): Promise<number> {
-  const pool = new Pool(url, { connections: concurrency });
-  const end = performance.now() + SECONDS * 1000;
-  let done = 0;
-  await Promise.all(
-    Array.from({ length: concurrency }, async () => {
-      while (performance.now() < end) {
-        await once200(pool);
-        done++;
-      }
-    }),
-  );
-  await pool.close();
-  return done / SECONDS;
-}
-
-const sims = await startSimReplicas({
-  replicas: 2,
-  basePort: 0,
-  stdio: "ignore",
-  simArgs: [
-    "--model",
-    MODEL,
-    "--time-to-first-token",
-    "0ms",
-    "--inter-token-latency",
-    "0ms",
-    "--host",
-    "127.0.0.1",
-  ],
-});
-const router = spawn(
-  process.execPath,
-  [
-    "--import",
-    "tsx",
-    CLI_MAIN,
-    "router",
-    "--port",
-    "0",
-    "--host",
-    "127.0.0.1",
-    "--endpoints",
-    sims.urls.join(","),
-  ],
-  { stdio: ["ignore", "pipe", "inherit"] },
-);
-const routerUrl = await waitLine(router, /listening on (http:\/\/\S+)/);
-const nginx = await startNginx(sims.urls);
-if (!nginx) console.log("nginx not installed (apt-get install -y nginx): its rows are skipped");
-const targets: [string, string][] = [
-  ["direct (one sim)", sims.urls[0] as string],
-  ["llmd router", routerUrl],
-  ...(nginx ? ([["nginx round-robin", nginx.url]] as [string, string][]) : []),
-];
-for (const [, url] of targets) {
-  const warm = new Pool(url);
-  for (let i = 0; i < 200; i++) await once200(warm);
-  await warm.close();
-}
-
-const rates = String(values.rates).split(",").map(Number);
-const latencyRows: Record<string, string | number>[] = [];
-for (const rate of rates) {
-  for (const [name, url] of targets) {
-    const r = await atRate(url, rate);
-    latencyRows.push({
-      target: name,
-      "rate req/s": rate,
-      requests: r.n,
-      "p50 ms": r.p50.toFixed(3),
-      "p99 ms": r.p99.toFixed(3),
+async function throughputTable(targets: Target[], seconds: number, warmup: number): Promise<void> {
+  const concurrency = Number(values.concurrency);
+  const rows: Record<string, string | number>[] = [];
+  for (const target of targets) {
+    const r = await measure(target, { concurrency, seconds, warmupSeconds: warmup });
+    rows.push({
+      target: target.name,
+      concurrency,
+      "req/s": Math.round(r.requests / r.seconds),
+      "p50 ms": ms(r.p50),
+      "p99 ms": ms(r.p99),
+      "server CPU µs/req": Math.round(r.cpuUs),
     });
   }
+  console.log(`\n(b) closed loop, ${concurrency} concurrent, short prompt, ${seconds} s`);
+  console.table(rows);
 }
-console.log(`\n(a) latency at fixed rates, zero-latency simulators, ${SECONDS}s each`);
-console.table(latencyRows);
-const concurrency = Number(values.concurrency);
-const throughputRows = [];
-for (const [name, url] of targets)
-  throughputRows.push({ target: name, concurrency, "req/s": Math.round(await throughput(url, concurrency)) });
-console.log(`\n(b) closed-loop throughput, short prompt, router and nginx each on one core`);
-console.table(throughputRows);
 
-router.kill("SIGTERM");
-await once(router, "exit");
-nginx?.child.kill("SIGTERM");
-await sims.stop();
+const seconds = Number(values.seconds);
+const warmup = Number(values.warmup);
+console.log(`node ${process.version}, nginx ${nginxVersion()}, load average at start: ${load()}`);
+const { targets, children, stopSims } = await startTargets();
+try {
+  await latencyTable(targets, seconds, warmup);
+  await throughputTable(targets, seconds, warmup);
+} finally {
+  console.log(`\nload average at end: ${load()}`);
+  for (const child of children) child.kill("SIGTERM");
+  await Promise.all(children.map((c) => (c.exitCode === null ? once(c, "exit") : undefined)));
+  await stopSims();
+}

@@ -13,7 +13,7 @@ import { readBody } from "./body.ts";
 import { type ForwardOutcome, forward } from "./forward.ts";
 import { upstreamRequestHeaders } from "./headers.ts";
 import type { InflightTracker } from "./inflight.ts";
-import type { GatewayMetrics, ModelLabels } from "./metrics.ts";
+import type { GatewayMetrics, ModelSeries } from "./metrics.ts";
 import {
   flattenHeaders,
   type ObjectiveMap,
@@ -66,8 +66,8 @@ export async function handleInference(
   if (endpoints.length === 0) return sendError(res, missingEndpointsError(deps.pool, request.model));
   // Client-chosen model names would make label cardinality unbounded: only served models count.
   const model = deps.pool.models().includes(request.model) ? request.model : "other";
-  const labels: ModelLabels = { model_name: model, target_model_name: model };
-  await new RequestFlow(deps, request, upstreamBody(request, raw), labels, res).run(endpoints);
+  const series = deps.metrics.forModel(model);
+  await new RequestFlow(deps, request, upstreamBody(request, raw), series, res).run(endpoints);
 }
 
 function missingEndpointsError(pool: GatewayPool, model: string): LlmdError {
@@ -92,7 +92,7 @@ class RequestFlow {
     private readonly deps: InferenceDeps,
     private readonly request: SchedulingRequest,
     private readonly body: Buffer,
-    private readonly labels: ModelLabels,
+    private readonly series: ModelSeries,
     private readonly res: ServerResponse,
   ) {
     this.startedAt = performance.now();
@@ -101,7 +101,7 @@ class RequestFlow {
   }
 
   async run(candidates: readonly Endpoint[]): Promise<void> {
-    this.deps.metrics.requestStarted(this.labels);
+    this.deps.metrics.requestStarted(this.series);
     let endpoints = candidates;
     let failure: LlmdError | undefined;
     for (let attempt = 0; attempt < this.deps.maxAttempts && endpoints.length > 0; attempt++) {
@@ -115,7 +115,7 @@ class RequestFlow {
       failure = noEndpoints(this.request.model);
     }
     if (failure) this.fail(failure);
-    this.deps.metrics.requestEnded(this.labels, this.elapsed(), this.ttft(), this.streaming);
+    this.deps.metrics.requestEnded(this.series, this.elapsed(), this.ttft(), this.streaming);
   }
 
   /** One scheduling + dispatch attempt: "done", an error to answer with, or the unreachable key. */
@@ -171,13 +171,13 @@ class RequestFlow {
 
   private record(outcome: Extract<ForwardOutcome, { kind: "done" }>): void {
     const { metrics } = this.deps;
-    if (outcome.usage) metrics.usage(this.labels, outcome.usage);
-    if (outcome.cause === "client-disconnect") metrics.requestFailed(this.labels, "client_disconnect");
-    else if (outcome.status >= 400) metrics.requestFailed(this.labels, `http_${outcome.status}`);
+    if (outcome.usage) metrics.usage(this.series, outcome.usage);
+    if (outcome.cause === "client-disconnect") metrics.requestFailed(this.series, "client_disconnect");
+    else if (outcome.status >= 400) metrics.requestFailed(this.series, `http_${outcome.status}`);
   }
 
   private fail(error: LlmdError): void {
-    this.deps.metrics.requestFailed(this.labels, error.code);
+    this.deps.metrics.requestFailed(this.series, error.code);
     sendError(this.res, error);
   }
 

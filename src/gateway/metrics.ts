@@ -4,10 +4,11 @@
  * bounded: model labels are only ever models the pool serves (else `other`), endpoint labels
  * only pool members, error codes a fixed catalogue.
  */
-import { Counter, Gauge, Histogram, Registry } from "prom-client";
+import { Counter, Gauge, Registry } from "prom-client";
 import type { Endpoint } from "../endpoints/endpoint.ts";
 import type { ResponseUsage } from "../scheduler/framework/types.ts";
 import type { InflightTracker } from "./inflight.ts";
+import { type HistogramChild, LeanHistogram, LeanValue, type ValueChild } from "./lean-metrics.ts";
 
 const DURATION_BUCKETS = [
   0.005, 0.025, 0.05, 0.1, 0.2, 0.4, 0.6, 0.8, 1, 1.25, 1.5, 2, 3, 4, 5, 6, 8, 10, 15, 20, 30, 45, 60, 120,
@@ -33,121 +34,167 @@ export interface ModelLabels {
   target_model_name: string;
 }
 
+type ModelLabel = keyof ModelLabels;
+const MODEL_LABELS: readonly ModelLabel[] = ["model_name", "target_model_name"];
+
+/** Every per-request series of one model, resolved once (observing is then allocation-free). */
+export class ModelSeries {
+  private readonly errorsByCode = new Map<string, ValueChild>();
+  readonly requests: ValueChild;
+  readonly running: ValueChild;
+  readonly duration: HistogramChild;
+  /** TTFT series indexed by `streaming` (0 = false, 1 = true). */
+  readonly ttft: readonly [HistogramChild, HistogramChild];
+  readonly inputTokens: HistogramChild;
+  readonly outputTokens: HistogramChild;
+  readonly cachedTokens: HistogramChild;
+
+  constructor(
+    private readonly family: RequestFamilies,
+    private readonly labels: ModelLabels,
+  ) {
+    this.requests = family.requests.child(labels);
+    this.running = family.running.child(labels);
+    this.duration = family.duration.child(labels);
+    this.ttft = [
+      family.ttft.child({ ...labels, streaming: "false" }),
+      family.ttft.child({ ...labels, streaming: "true" }),
+    ];
+    this.inputTokens = family.inputTokens.child(labels);
+    this.outputTokens = family.outputTokens.child(labels);
+    this.cachedTokens = family.cachedTokens.child(labels);
+  }
+
+  /** The error counter of `code` (codes are a fixed catalogue, so the cache stays small). */
+  errors(code: string): ValueChild {
+    let child = this.errorsByCode.get(code);
+    if (!child) {
+      child = this.family.errors.child({ ...this.labels, error_code: code });
+      this.errorsByCode.set(code, child);
+    }
+    return child;
+  }
+}
+
+/** The labelled request families, in llm-d's names. */
+class RequestFamilies {
+  readonly requests: LeanValue<ModelLabel>;
+  readonly errors: LeanValue<ModelLabel | "error_code">;
+  readonly running: LeanValue<ModelLabel>;
+  readonly duration: LeanHistogram<ModelLabel>;
+  readonly ttft: LeanHistogram<ModelLabel | "streaming">;
+  readonly inputTokens: LeanHistogram<ModelLabel>;
+  readonly outputTokens: LeanHistogram<ModelLabel>;
+  readonly cachedTokens: LeanHistogram<ModelLabel>;
+
+  constructor(r: Registry) {
+    const p = "llm_d_epp_";
+    this.requests = new LeanValue("counter", `${p}request_total`, "Requests received", MODEL_LABELS, r);
+    this.errors = new LeanValue(
+      "counter",
+      `${p}request_error_total`,
+      "Requests that failed, by error code",
+      [...MODEL_LABELS, "error_code"],
+      r,
+    );
+    this.running = new LeanValue("gauge", `${p}request_running`, "Requests in flight", MODEL_LABELS, r);
+    const histogram = <L extends string>(name: string, help: string, buckets: number[], labels: L[]) =>
+      new LeanHistogram<L>(`${p}${name}`, help, buckets, labels, r);
+    this.duration = histogram("request_duration_seconds", "End-to-end request latency", DURATION_BUCKETS, [
+      ...MODEL_LABELS,
+    ]);
+    this.ttft = histogram("request_ttft_seconds", "Time to first token", DURATION_BUCKETS, [
+      ...MODEL_LABELS,
+      "streaming",
+    ]);
+    this.inputTokens = histogram("request_input_tokens", "Prompt tokens per request", TOKEN_BUCKETS, [
+      ...MODEL_LABELS,
+    ]);
+    this.outputTokens = histogram("request_output_tokens", "Completion tokens per request", TOKEN_BUCKETS, [
+      ...MODEL_LABELS,
+    ]);
+    this.cachedTokens = histogram("request_cached_tokens", "Prompt tokens served from cache", TOKEN_BUCKETS, [
+      ...MODEL_LABELS,
+    ]);
+  }
+}
+
 /** Registry and instruments of one gateway. */
 export class GatewayMetrics {
   readonly registry = new Registry();
-  private readonly requests: Counter<"model_name" | "target_model_name">;
-  private readonly errors: Counter<"model_name" | "target_model_name" | "error_code">;
-  private readonly running: Gauge<"model_name" | "target_model_name">;
-  private readonly duration: Histogram<"model_name" | "target_model_name">;
-  private readonly ttft: Histogram<"model_name" | "target_model_name" | "streaming">;
-  private readonly inputTokens: Histogram<"model_name" | "target_model_name">;
-  private readonly outputTokens: Histogram<"model_name" | "target_model_name">;
-  private readonly cachedTokens: Histogram<"model_name" | "target_model_name">;
-  private readonly schedulerE2e: Histogram;
-  /** Per-plugin timings, for a framework observer to feed. */
-  readonly pluginDuration: Histogram<"extension_point" | "plugin_type" | "plugin_name">;
+  private readonly families: RequestFamilies;
+  private readonly byModel = new Map<string, ModelSeries>();
+  private readonly schedulerE2e: HistogramChild;
+  private readonly pluginDuration: LeanHistogram<"extension_point" | "plugin_type" | "plugin_name">;
 
   constructor(pool: PoolMetricsView, inflight: InflightTracker, poolName = "default") {
-    const r = [this.registry];
-    const modelLabels = ["model_name", "target_model_name"] as const;
+    this.families = new RequestFamilies(this.registry);
     const p = "llm_d_epp_";
-    this.requests = new Counter({
-      name: `${p}request_total`,
-      help: "Requests received",
-      labelNames: modelLabels,
-      registers: r,
-    });
-    this.errors = new Counter({
-      name: `${p}request_error_total`,
-      help: "Requests that failed, by error code",
-      labelNames: [...modelLabels, "error_code"],
-      registers: r,
-    });
-    this.running = new Gauge({
-      name: `${p}request_running`,
-      help: "Requests in flight",
-      labelNames: modelLabels,
-      registers: r,
-    });
-    const histogram = <L extends string>(
-      name: string,
-      help: string,
-      buckets: number[],
-      labelNames: readonly L[],
-    ) => new Histogram<L>({ name: `${p}${name}`, help, buckets, labelNames, registers: r });
-    this.duration = histogram(
-      "request_duration_seconds",
-      "End-to-end request latency",
-      DURATION_BUCKETS,
-      modelLabels,
-    );
-    this.ttft = histogram("request_ttft_seconds", "Time to first token", DURATION_BUCKETS, [
-      ...modelLabels,
-      "streaming",
-    ]);
-    this.inputTokens = histogram(
-      "request_input_tokens",
-      "Prompt tokens per request",
-      TOKEN_BUCKETS,
-      modelLabels,
-    );
-    this.outputTokens = histogram(
-      "request_output_tokens",
-      "Completion tokens per request",
-      TOKEN_BUCKETS,
-      modelLabels,
-    );
-    this.cachedTokens = histogram(
-      "request_cached_tokens",
-      "Prompt tokens served from cache",
-      TOKEN_BUCKETS,
-      modelLabels,
-    );
-    this.schedulerE2e = histogram(
-      "scheduler_e2e_duration_seconds",
+    this.schedulerE2e = new LeanHistogram(
+      `${p}scheduler_e2e_duration_seconds`,
       "Scheduling latency",
       SCHEDULER_BUCKETS,
       [],
+      this.registry,
+    ).child({});
+    this.pluginDuration = new LeanHistogram(
+      `${p}plugin_duration_seconds`,
+      "Plugin latency",
+      SCHEDULER_BUCKETS,
+      ["extension_point", "plugin_type", "plugin_name"],
+      this.registry,
     );
-    this.pluginDuration = histogram("plugin_duration_seconds", "Plugin latency", SCHEDULER_BUCKETS, [
-      "extension_point",
-      "plugin_type",
-      "plugin_name",
-    ]);
     registerPoolGauges(this.registry, pool, poolName);
     registerInflightGauges(this.registry, pool, inflight);
   }
 
+  /** The series of `model` (`model_name` = `target_model_name`; pass only bounded names). */
+  forModel(model: string): ModelSeries {
+    let series = this.byModel.get(model);
+    if (!series) {
+      series = new ModelSeries(this.families, { model_name: model, target_model_name: model });
+      this.byModel.set(model, series);
+    }
+    return series;
+  }
+
+  /** The duration series (seconds) of one plugin at one extension point; cache the handle. */
+  pluginTimer(extensionPoint: string, pluginType: string, pluginName: string): HistogramChild {
+    return this.pluginDuration.child({
+      extension_point: extensionPoint,
+      plugin_type: pluginType,
+      plugin_name: pluginName,
+    });
+  }
+
   /** A request was admitted for scheduling. */
-  requestStarted(labels: ModelLabels): void {
-    this.requests.inc(labels);
-    this.running.inc(labels);
+  requestStarted(series: ModelSeries): void {
+    series.requests.inc();
+    series.running.inc();
   }
 
   /** A started request ended; `ttftSeconds` undefined when no byte ever arrived. */
   requestEnded(
-    labels: ModelLabels,
+    series: ModelSeries,
     seconds: number,
     ttftSeconds: number | undefined,
     streaming: boolean,
   ): void {
-    this.running.dec(labels);
-    this.duration.observe(labels, seconds);
-    if (ttftSeconds !== undefined)
-      this.ttft.observe({ ...labels, streaming: String(streaming) }, ttftSeconds);
+    series.running.dec();
+    series.duration.observe(seconds);
+    if (ttftSeconds !== undefined) series.ttft[streaming ? 1 : 0].observe(ttftSeconds);
   }
 
   /** Token usage reported by the model server. */
-  usage(labels: ModelLabels, usage: ResponseUsage): void {
-    this.inputTokens.observe(labels, usage.promptTokens);
-    this.outputTokens.observe(labels, usage.completionTokens);
-    this.cachedTokens.observe(labels, usage.cachedTokens);
+  usage(series: ModelSeries, usage: ResponseUsage): void {
+    series.inputTokens.observe(usage.promptTokens);
+    series.outputTokens.observe(usage.completionTokens);
+    series.cachedTokens.observe(usage.cachedTokens);
   }
 
   /** A request failed with `errorCode` (an `LlmdError.code` or `http_<status>` from upstream). */
-  requestFailed(labels: ModelLabels, errorCode: string): void {
-    this.errors.inc({ ...labels, error_code: errorCode });
+  requestFailed(series: ModelSeries, errorCode: string): void {
+    series.errors(errorCode).inc();
   }
 
   /** One scheduling decision took `seconds`. */

@@ -6,7 +6,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from "node:net";
 import { LlmdError } from "../api/errors.ts";
 import { wallClock } from "../core/clock.ts";
-import { instrumentScheduler } from "../scheduler/framework/instrument.ts";
+import { instrumentParts } from "../scheduler/framework/instrument.ts";
 import { Scheduler } from "../scheduler/framework/scheduler.ts";
 import type { RequestScheduler } from "../scheduler/framework/types.ts";
 import { DEFAULT_MAX_BODY_BYTES } from "./body.ts";
@@ -30,17 +30,20 @@ export interface Gateway {
   close(): Promise<void>;
 }
 
-/** Reports plugin and scheduling timings of a framework `Scheduler` into the gateway metrics. */
+/**
+ * Reports plugin timings of a framework `Scheduler` into the gateway metrics, each plugin's series
+ * resolved once. The end-to-end scheduling time is measured by the request flow (any scheduler).
+ */
 function instrumented(scheduler: RequestScheduler, metrics: GatewayMetrics): RequestScheduler {
   if (!(scheduler instanceof Scheduler)) return scheduler;
-  return instrumentScheduler(scheduler, {
-    pluginDuration: (point, plugin, seconds) =>
-      metrics.pluginDuration.observe(
-        { extension_point: point, plugin_type: plugin.type, plugin_name: plugin.name },
-        seconds,
-      ),
+  const parts = instrumentParts(scheduler.parts, {
+    pluginTimer: (point, plugin) => {
+      const series = metrics.pluginTimer(point, plugin.type, plugin.name);
+      return (seconds) => series.observe(seconds);
+    },
     schedulerDuration: () => {},
   });
+  return new Scheduler(parts);
 }
 
 function modelList(pool: GatewayPool): unknown {

@@ -33,12 +33,34 @@ export const EXTENSION_POINTS = {
 
 /** Receives durations in seconds (wall time, even when the scheduler runs on a virtual clock). */
 export interface SchedulerObserver {
-  pluginDuration(extensionPoint: string, plugin: Plugin, seconds: number): void;
+  /** Called after every timed plugin call (unless `pluginTimer` is given). */
+  pluginDuration?(extensionPoint: string, plugin: Plugin, seconds: number): void;
+  /**
+   * Resolves, once per (extension point, plugin) at wrap time, the sink its durations go to;
+   * lets a host pre-resolve metric label sets instead of looking them up on every call.
+   */
+  pluginTimer?(extensionPoint: string, plugin: Plugin): (seconds: number) => void;
   /** One `schedule` call; `ok` is false when it returned an error value. */
   schedulerDuration(seconds: number, ok: boolean): void;
 }
 
-type AnyMethod = (...args: unknown[]) => unknown;
+type AnyMethod = (a?: unknown, b?: unknown, c?: unknown, d?: unknown) => unknown;
+
+function durationSink(observer: SchedulerObserver, point: string, plugin: Plugin): (seconds: number) => void {
+  if (observer.pluginTimer) return observer.pluginTimer(point, plugin);
+  return (seconds) => observer.pluginDuration?.(point, plugin, seconds);
+}
+
+/** `fn` timed into `sink`; extension-point methods take at most four arguments. */
+function timedMethod(plugin: Plugin, fn: AnyMethod, sink: (seconds: number) => void): AnyMethod {
+  return (a, b, c, d) => {
+    const start = performance.now();
+    const out = fn.call(plugin, a, b, c, d);
+    if (out instanceof Promise) return out.finally(() => sink((performance.now() - start) / 1000));
+    sink((performance.now() - start) / 1000);
+    return out;
+  };
+}
 
 /** A proxy of `plugin` (same type, name, category) whose extension-point methods are timed. */
 function timedPlugin<T extends Plugin>(plugin: T, observer: SchedulerObserver): T {
@@ -46,14 +68,7 @@ function timedPlugin<T extends Plugin>(plugin: T, observer: SchedulerObserver): 
   for (const [method, point] of Object.entries(EXTENSION_POINTS)) {
     const fn = (plugin as unknown as Record<string, unknown>)[method];
     if (typeof fn !== "function") continue;
-    proxy[method] = (...args: unknown[]) => {
-      const start = performance.now();
-      const out = (fn as AnyMethod).apply(plugin, args);
-      const report = () => observer.pluginDuration(point, plugin, (performance.now() - start) / 1000);
-      if (out instanceof Promise) return out.finally(report);
-      report();
-      return out;
-    };
+    proxy[method] = timedMethod(plugin, fn as AnyMethod, durationSink(observer, point, plugin));
   }
   return proxy as unknown as T;
 }

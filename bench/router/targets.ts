@@ -1,0 +1,107 @@
+/**
+ * Processes the router benchmark measures: zero-latency `llmd sim` replicas, `llmd router` in
+ * front of them, nginx (one process, round-robin, keep-alive upstreams) when installed, and the
+ * CPU time each process spends (from /proc, so the result holds on a shared machine).
+ */
+import { type ChildProcess, spawn, spawnSync } from "node:child_process";
+import { once } from "node:events";
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+/** A server under test. */
+export interface Target {
+  name: string;
+  url: string;
+  /** Process whose CPU time is charged to the target. */
+  pid: number;
+}
+
+const CLI_MAIN = fileURLToPath(new URL("../../src/cli/main.ts", import.meta.url));
+
+/** User + system CPU seconds of `pid` so far, or NaN where /proc is unavailable. */
+export function cpuSeconds(pid: number): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    // Fields 14 and 15 of stat(5) (utime, stime), counted after the command name.
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return Number.NaN;
+  }
+}
+
+async function waitLine(child: ChildProcess, pattern: RegExp): Promise<string> {
+  let seen = "";
+  for await (const chunk of child.stdout as AsyncIterable<Buffer>) {
+    seen += chunk.toString();
+    const match = pattern.exec(seen);
+    if (match?.[1]) return match[1];
+  }
+  throw new Error(`process exited: ${seen}`);
+}
+
+/** Starts `llmd router` (default config) over `upstreams`; resolves once it listens. */
+export async function startRouterProcess(
+  upstreams: readonly string[],
+): Promise<{ url: string; child: ChildProcess }> {
+  const args = ["--import", "tsx", CLI_MAIN, "router", "--port", "0", "--host", "127.0.0.1"];
+  const child = spawn(process.execPath, [...args, "--endpoints", upstreams.join(",")], {
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  return { url: await waitLine(child, /listening on (http:\/\/\S+)/), child };
+}
+
+async function freePort(): Promise<number> {
+  const server = createServer().listen(0, "127.0.0.1");
+  await once(server, "listening");
+  const { port } = server.address() as { port: number };
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+async function waitReachable(url: string): Promise<void> {
+  for (let i = 0; i < 50; i++) {
+    if (
+      await fetch(url).then(
+        () => true,
+        () => false,
+      )
+    )
+      return;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error(`${url} not reachable`);
+}
+
+/** nginx as one process (`master_process off`), or undefined when it is not installed. */
+export async function startNginx(
+  upstreams: readonly string[],
+): Promise<{ url: string; child: ChildProcess } | undefined> {
+  const binary = ["/usr/sbin/nginx", "/usr/bin/nginx"].find((p) => existsSync(p));
+  if (!binary) return undefined;
+  const dir = mkdtempSync(join(tmpdir(), "llmd-nginx-"));
+  const port = await freePort();
+  const servers = upstreams.map((u) => `server ${new URL(u).host};`).join(" ");
+  writeFileSync(
+    join(dir, "nginx.conf"),
+    `daemon off; master_process off; worker_processes 1; pid ${dir}/nginx.pid; error_log ${dir}/error.log;
+events { worker_connections 4096; }
+http { access_log off; upstream sims { ${servers} keepalive 256; }
+  server { listen 127.0.0.1:${port}; location / { proxy_pass http://sims; proxy_http_version 1.1;
+    proxy_set_header Connection ""; proxy_buffering off; } } }`,
+  );
+  const child = spawn(binary, ["-p", dir, "-c", join(dir, "nginx.conf")], { stdio: "ignore" });
+  const url = `http://127.0.0.1:${port}`;
+  await waitReachable(url);
+  return { url, child };
+}
+
+/** `nginx -v` output (e.g. `nginx/1.22.1`), or "absent". */
+export function nginxVersion(): string {
+  const binary = ["/usr/sbin/nginx", "/usr/bin/nginx"].find((p) => existsSync(p));
+  if (!binary) return "absent";
+  return spawnSync(binary, ["-v"], { encoding: "utf8" }).stderr.trim().replace("nginx version: ", "");
+}
