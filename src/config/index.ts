@@ -9,3 +9,5 @@ export {
 } from "./load.ts";
 export { PLANNED_PLUGINS } from "./planned-plugins.ts";
 export { createBuiltinRegistry } from "./registry.ts";
+export type { DataLayerSelection } from "./data-layer.ts";
+export { endpointPoolOptionsFromConfig, type PoolOverrides } from "./pool-options.ts";

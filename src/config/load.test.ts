@@ -106,7 +106,7 @@ test("duplicate names, unknown and unimplemented types", () => {
   assert.equal(result.issues[0]!.unimplementedType, "disagg-profile-handler");
   assert.match(
     result.issues[0]!.message,
-    /plugin "pd": type "disagg-profile-handler" is not implemented in llmd \(not yet planned\)/,
+    /plugin "pd": type "disagg-profile-handler" is not implemented in llmd \(not yet planned: prefill\/decode/,
   );
 });
 
@@ -155,10 +155,10 @@ test("flowControl is validated by flow control's schema and refs must name plugi
 
 test("v1alpha1 data layer is normalised to the v1 shape; refs are checked", () => {
   const text = doc(
-    "plugins: [{type: queue-scorer}]\ndataLayer: {discovery: {pluginRef: queue-scorer}}",
+    "plugins: [{type: file-discovery, name: files, parameters: {path: /etc/eps.yaml}}]\ndataLayer: {discovery: {pluginRef: files}}",
     "llm-d.ai/v1alpha1",
   );
-  assert.deepEqual(loadConfig(text).dataLayer?.discovery, { endpoints: { pluginRef: "queue-scorer" } });
+  assert.deepEqual(loadConfig(text).dataLayer?.discovery, { endpoints: { pluginRef: "files" } });
   assert.match(
     issuesOf(doc("dataLayer: {sources: [{pluginRef: nope}]}")).join(),
     /dataLayer.sources\[0\].pluginRef: no plugin named "nope"/,

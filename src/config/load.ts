@@ -2,7 +2,7 @@
  * `loadConfig`: an llm-d EndpointPickerConfig (YAML or JSON text, or a file) → a frozen runtime
  * object holding the Scheduler and the validated sections. Phases: parse → document schema →
  * feature gates → plugins (registry, stability, parameters, default producers) → profiles and
- * handler → flow control and data-layer references.
+ * handler → flow control and data-layer references → data-layer wiring and injected defaults.
  */
 import { readFileSync } from "node:fs";
 import { parse as parseYaml } from "yaml";
@@ -13,6 +13,7 @@ import type { PluginRegistry } from "../scheduler/framework/registry.ts";
 import { Scheduler } from "../scheduler/framework/scheduler.ts";
 import type { Plugin, RequestScheduler } from "../scheduler/framework/types.ts";
 import { defaultTokenizer, type Tokenizer } from "../tokenizer/tokenizer.ts";
+import { type DataLayerSelection, resolveDataLayer } from "./data-layer.ts";
 import { parseFeatureGates } from "./feature-gates.ts";
 import { type InstantiateOptions, instantiatePlugins } from "./instantiate.ts";
 import { ConfigError, type ConfigIssue, fromZodIssues } from "./issues.ts";
@@ -46,6 +47,8 @@ export interface RuntimeConfig {
   /** Every registered gate with its value. */
   readonly featureGates: Readonly<Record<string, boolean>>;
   readonly dataLayer: DataLayerConfig | undefined;
+  /** The data-layer plugins in effect (defaults injected); `endpointPoolOptionsFromConfig` applies them. */
+  readonly dataLayerPlugins: DataLayerSelection;
   readonly requestHandler: EndpointPickerConfigDocument["requestHandler"];
   /** Validated and resolved when the section is present or the `flowControl` gate is on. */
   readonly flowControl: FlowControlConfig | undefined;
@@ -104,12 +107,15 @@ export function parseConfig(text: string, options: LoadConfigOptions = {}): Pars
   if (Array.isArray(parts)) return { ok: false, issues: parts };
   const refIssues = resolveReferences(doc, flowControl, set, instantiateOptions);
   if (refIssues.length > 0) return { ok: false, issues: refIssues };
+  const dataLayerPlugins = resolveDataLayer(doc.dataLayer, set, instantiateOptions, warnings);
+  if (Array.isArray(dataLayerPlugins)) return { ok: false, issues: dataLayerPlugins };
   const scheduler = new Scheduler(parts);
   const config: RuntimeConfig = {
     apiVersion: doc.apiVersion,
     scheduler,
     featureGates: Object.freeze(gates),
     dataLayer: doc.dataLayer,
+    dataLayerPlugins,
     requestHandler: doc.requestHandler,
     flowControl,
     saturationDetector: doc.saturationDetector,

@@ -6,9 +6,9 @@
 
 const FLOW_CONTROL = "issue #5: flow control";
 const PREFIX_AND_LOAD = "issue #3: prefix-cache, load and session plugins";
+const PD = "not yet planned: prefill/decode (and encode) disaggregation needs the P/D sidecar protocol";
+const KV_EVENTS = "not yet planned: precise prefix caching needs vLLM KV-cache events over ZMQ";
 const NOT_PLANNED = "not yet planned";
-const POOL_BUILT_IN =
-  "not yet planned as a config plugin: llmd's endpoint pool does this built in (see `llmd router --endpoints`/`--endpoints-file`)";
 
 const groups: readonly [string, readonly string[]][] = [
   [
@@ -51,54 +51,72 @@ const groups: readonly [string, readonly string[]][] = [
     ],
   ],
   [
-    NOT_PLANNED,
+    PD,
     [
-      // P/D and E/P/D disaggregation, data-parallel and header-driven handlers.
       "disagg-profile-handler",
       "pd-profile-handler",
-      "data-parallel-profile-handler",
       "header-profile-handler",
       "disagg-headers-handler",
       "prefill-header-handler",
       "prefix-based-pd-decider",
       "always-disagg-pd-decider",
       "always-disagg-multimodal-decider",
-      // Precise prefix cache (vLLM KV events) and other producers.
-      "precise-prefix-cache-producer",
-      "precise-prefix-cache-scorer",
-      "burst-prefix-cache-producer",
       "p2p-source-producer",
+      "disaggregatedset-rollout-screener",
+    ],
+  ],
+  [KV_EVENTS, ["precise-prefix-cache-producer", "precise-prefix-cache-scorer"]],
+  [
+    "not yet planned: multimodal encoder-cache affinity needs image/video/audio prompt parsing",
+    ["mm-embeddings-cache-producer", "mm-embeddings-cache-scorer"],
+  ],
+  [
+    "not yet planned: GPU telemetry needs an NVIDIA DCGM exporter source",
+    ["dcgm-data-source", "dcgm-extractor"],
+  ],
+  [
+    "not yet planned: topology affinity needs host/rack/zone labels and a P/D peer endpoint",
+    ["topology-extractor", "topology-affinity-scorer", "topology-affinity-filter"],
+  ],
+  [
+    "not yet planned: burst (RL rollout group) batching onto shared replicas",
+    ["burst-prefix-cache-producer"],
+  ],
+  [
+    "not yet planned: multi-cluster routing (clusters as endpoints)",
+    [
+      "multicluster-kv-cache-utilization-scorer",
+      "multicluster-queue-scorer",
+      "multicluster-prefix-cache-scorer",
+      "multicluster-session-affinity-filter",
+      "multicluster-file-discovery",
+      "multicluster-metrics-data-source",
+      "multicluster-metrics-data-extractor",
+    ],
+  ],
+  [
+    "not yet planned: Kubernetes object watches (use file-discovery or --endpoints)",
+    ["k8s-notification-source"],
+  ],
+  [
+    NOT_PLANNED,
+    [
       "predicted-latency-producer",
-      "mm-embeddings-cache-producer",
-      "mm-embeddings-cache-scorer",
       "session-state-producer",
       "session-manager",
-      // Other scorers and filters.
       "latency-scorer",
       "context-length-aware",
       "header-label-affinity-scorer",
       "endpoint-attribute-scorer",
       "endpoint-attribute-filter",
-      "topology-affinity-scorer",
-      "topology-affinity-filter",
       "slo-headroom-tier-filter",
       "header-based-testing-filter",
-      "multicluster-kv-cache-utilization-scorer",
-      "multicluster-queue-scorer",
-      "multicluster-prefix-cache-scorer",
-      "multicluster-session-affinity-filter",
-      "disaggregatedset-rollout-screener",
       "request-attribute-reporter",
-      // Data layer sources and extractors without a built-in equivalent.
-      "topology-extractor",
-      "dcgm-data-source",
-      "dcgm-extractor",
-      "k8s-notification-source",
-      "endpoint-notification-source",
-      "multicluster-file-discovery",
-      "multicluster-metrics-data-source",
-      "multicluster-metrics-data-extractor",
-      // Request parsers: the gateway parses OpenAI requests itself.
+    ],
+  ],
+  [
+    "not yet planned: the gateway parses OpenAI requests itself",
+    [
       "openai-parser",
       "anthropic-parser",
       "vllmhttp-parser",
@@ -106,16 +124,6 @@ const groups: readonly [string, readonly string[]][] = [
       "vllmgrpc-parser",
       "vertexai-parser",
       "passthrough-parser",
-    ],
-  ],
-  [
-    POOL_BUILT_IN,
-    [
-      "metrics-data-source",
-      "core-metrics-extractor",
-      "models-data-source",
-      "models-data-extractor",
-      "file-discovery",
     ],
   ],
 ];

@@ -41,7 +41,11 @@ export class EndpointProber {
     private readonly options: ResolvedPoolOptions,
     private readonly hooks: ProberHooks,
   ) {
-    this.fetcher = new HttpFetcher({ timeoutMs: options.requestTimeoutMs });
+    this.fetcher = new HttpFetcher({
+      timeoutMs: options.requestTimeoutMs,
+      insecureSkipVerify: options.insecureSkipVerify,
+      ...(options.tlsFiles ? { tlsFiles: options.tlsFiles } : {}),
+    });
   }
 
   /** Scrapes `record` unless a scrape is under way, in which case it returns that one. */

@@ -3,6 +3,7 @@
  * Agent with short timeouts and a response-size cap, so a slow or hostile server cannot stall or
  * flood the router.
  */
+import { readFileSync } from "node:fs";
 import { Agent, request } from "undici";
 
 /** Outcome of one GET: the body on 2xx, otherwise why not (a value, not an exception). */
@@ -16,6 +17,19 @@ export interface HttpFetcherOptions {
   maxBodyBytes?: number;
   /** Skip TLS verification for https scrapes (llm-d's `insecureSkipVerify`, default true). */
   insecureSkipVerify?: boolean;
+  /** PEM files read once at construction (a missing file throws: a startup error). */
+  tlsFiles?: TlsFiles;
+}
+
+/** Paths of PEM files for https: a CA bundle to verify servers, and a client certificate and key for mTLS. */
+export interface TlsFiles {
+  caCertPath?: string;
+  clientCertPath?: string;
+  clientKeyPath?: string;
+}
+
+function readPem(path: string | undefined): string | undefined {
+  return path === undefined ? undefined : readFileSync(path, "utf8");
 }
 
 /** GETs text over one shared keep-alive connection pool. */
@@ -31,7 +45,12 @@ export class HttpFetcher {
       headersTimeout: this.timeoutMs,
       bodyTimeout: this.timeoutMs,
       maxResponseSize: options.maxBodyBytes ?? 16 * 1024 * 1024,
-      connect: { rejectUnauthorized: !(options.insecureSkipVerify ?? true) },
+      connect: {
+        rejectUnauthorized: !(options.insecureSkipVerify ?? true),
+        ca: readPem(options.tlsFiles?.caCertPath),
+        cert: readPem(options.tlsFiles?.clientCertPath),
+        key: readPem(options.tlsFiles?.clientKeyPath),
+      },
     });
   }
 

@@ -1,10 +1,14 @@
 /** Options of the endpoint pool, with llm-d's defaults. */
 import { type Clock, wallClock } from "../core/clock.ts";
 import type { MetricsExtractorOptions } from "./engine-configs.ts";
+import type { TlsFiles } from "./http-fetcher.ts";
 import type { EndpointSource } from "./sources/source.ts";
 
 /** Receives the pool's operational log lines (health transitions, discovery problems). */
 export type PoolLogger = (level: "info" | "warn", message: string) => void;
+
+/** Default scrape period in ms (llm-d's `--refresh-metrics-interval`). */
+export const DEFAULT_SCRAPE_INTERVAL_MS = 50;
 
 export interface EndpointPoolOptions {
   /** Static list or file discovery. */
@@ -27,6 +31,10 @@ export interface EndpointPoolOptions {
   metricsPort?: number;
   /** `http` (default) or `https` for scrapes and model polls. */
   scheme?: "http" | "https";
+  /** Skip TLS certificate verification for https (llm-d `insecureSkipVerify`, default true). */
+  insecureSkipVerify?: boolean;
+  /** PEM files for https: CA bundle and mTLS client pair (llm-d `caCertPath`, `clientCertPath`, `clientKeyPath`). */
+  tlsFiles?: TlsFiles;
   /** Per-request timeout of scrapes and polls in ms (default 1000). */
   requestTimeoutMs?: number;
   /** Consecutive probe failures that take a ready endpoint out (default 3). */
@@ -36,15 +44,17 @@ export interface EndpointPoolOptions {
 }
 
 /** Options with defaults applied. */
-export type ResolvedPoolOptions = Required<Omit<EndpointPoolOptions, "metricsPort" | "metricsSpecs">> &
-  Pick<EndpointPoolOptions, "metricsPort" | "metricsSpecs">;
+export type ResolvedPoolOptions = Required<
+  Omit<EndpointPoolOptions, "metricsPort" | "metricsSpecs" | "tlsFiles">
+> &
+  Pick<EndpointPoolOptions, "metricsPort" | "metricsSpecs" | "tlsFiles">;
 
 /** Applies defaults; throws a `TypeError` for nonsensical numbers (a programming error). */
 export function resolvePoolOptions(options: EndpointPoolOptions): ResolvedPoolOptions {
   const resolved: ResolvedPoolOptions = {
     source: options.source,
     clock: options.clock ?? wallClock,
-    scrapeIntervalMs: options.scrapeIntervalMs ?? 50,
+    scrapeIntervalMs: options.scrapeIntervalMs ?? DEFAULT_SCRAPE_INTERVAL_MS,
     stalenessThresholdMs: options.stalenessThresholdMs ?? 2000,
     modelsIntervalMs: options.modelsIntervalMs ?? 5000,
     metricsSpecs: options.metricsSpecs,
@@ -52,6 +62,8 @@ export function resolvePoolOptions(options: EndpointPoolOptions): ResolvedPoolOp
     healthPath: options.healthPath ?? "/health",
     metricsPort: options.metricsPort,
     scheme: options.scheme ?? "http",
+    insecureSkipVerify: options.insecureSkipVerify ?? true,
+    tlsFiles: options.tlsFiles,
     requestTimeoutMs: options.requestTimeoutMs ?? 1000,
     unhealthyAfterFailures: options.unhealthyAfterFailures ?? 3,
     log: options.log ?? defaultLog,

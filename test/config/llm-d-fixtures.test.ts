@@ -12,24 +12,16 @@ const DIR = join(import.meta.dirname, "../../../shared/data/llm-d-configs");
 
 /** File → unimplemented plugin types its error must name (empty: it must load). */
 const EXPECTED: Record<string, string[]> = {
-  "dp-epp-config.yaml": ["data-parallel-profile-handler"],
+  "dp-epp-config.yaml": [],
   "epp-burst-prefix-cache-config.yaml": ["burst-prefix-cache-producer"],
   "epp-config.yaml": [],
   "epp-estimate-prefix-cache-config.yaml": [],
   "epp-mm-embeddings-cache-config.yaml": [
-    "endpoint-notification-source",
-    "metrics-data-source",
-    "core-metrics-extractor",
     "mm-embeddings-cache-producer",
     "mm-embeddings-cache-scorer",
     "precise-prefix-cache-producer",
   ],
-  "epp-precise-prefix-cache-config.yaml": [
-    "endpoint-notification-source",
-    "metrics-data-source",
-    "core-metrics-extractor",
-    "precise-prefix-cache-producer",
-  ],
+  "epp-precise-prefix-cache-config.yaml": ["precise-prefix-cache-producer"],
   "pd-epp-config.yaml": ["disagg-profile-handler", "prefix-based-pd-decider"],
   "pd-topology-epp-config.yaml": [
     "topology-extractor",

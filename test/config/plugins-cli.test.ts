@@ -30,7 +30,19 @@ test("--json: stability, kinds and JSON-schema parameters; planned types by issu
   assert.deepEqual(picker.kinds, ["picker"]);
   assert.equal(picker.parameters.properties.maxNumOfEndpoints!.default, 1);
   assert.deepEqual((byType.get("utilization-filter") as { kinds: string[] }).kinds, ["filter"]);
-  assert.ok(out.planned["not yet planned"].includes("disagg-profile-handler"));
+  const planned = Object.entries(out.planned as Record<string, string[]>);
+  const pd = planned.find(([, types]) => types.includes("disagg-profile-handler"));
+  assert.match(pd?.[0] ?? "", /^not yet planned: prefill\/decode/);
+  const discovery = byType.get("file-discovery") as { stability: string; parameters: { required: string[] } };
+  assert.equal(discovery.stability, "beta");
+  assert.deepEqual(discovery.parameters.required, ["path"]);
+  for (const [type, kind] of [
+    ["metrics-data-source", "data-source"],
+    ["core-metrics-extractor", "extractor"],
+    ["endpoint-notification-source", "data-source"],
+    ["data-parallel-profile-handler", "profile-handler"],
+  ] as const)
+    assert.ok((byType.get(type) as { kinds: string[] }).kinds.includes(kind), `${type} is a ${kind}`);
   assert.ok(
     !Object.values(out.planned).flat().includes("queue-scorer"),
     "registered types are not listed as planned",

@@ -3,6 +3,7 @@
  * method it implements (llm-d binds by interface the same way).
  */
 import type {
+  DataLayerPlugin,
   DataProducer,
   Filter,
   Picker,
@@ -40,6 +41,12 @@ export const isPreRequest = (p: Plugin): p is PreRequest => has(p, "preRequest")
 export const isResponseHooks = (p: Plugin): p is ResponseHooks =>
   has(p, "onFirstToken") || has(p, "onResponseComplete");
 
+/** True when the plugin is a data-layer plugin (has a `dataLayerKind`). */
+export const isDataLayerPlugin = (p: Plugin): p is DataLayerPlugin =>
+  typeof (p as unknown as Methods).dataLayerKind === "string";
+
+const dataLayerKind = (kind: string) => (p: Plugin) => isDataLayerPlugin(p) && p.dataLayerKind === kind;
+
 const KIND_CHECKS: readonly [string, (p: Plugin) => boolean][] = [
   ["profile-handler", isProfileHandler],
   ["filter", isFilter],
@@ -49,6 +56,9 @@ const KIND_CHECKS: readonly [string, (p: Plugin) => boolean][] = [
   ["data-producer", isDataProducer],
   ["pre-request", isPreRequest],
   ["response", isResponseHooks],
+  ["data-source", dataLayerKind("data-source")],
+  ["extractor", dataLayerKind("extractor")],
+  ["discovery", dataLayerKind("discovery")],
 ];
 
 /** The extension points an instance implements, e.g. `["filter"]` or `["data-producer", "pre-request"]`. */

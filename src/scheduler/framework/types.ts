@@ -158,6 +158,17 @@ export interface ResponseHooks extends Plugin {
   ): void;
 }
 
+/** llm-d data-layer roles: sources poll endpoints, extractors read what sources fetch, discovery finds endpoints. */
+export type DataLayerKind = "data-source" | "extractor" | "discovery";
+
+/**
+ * A data-layer plugin (llm-d's `metrics-data-source`, `core-metrics-extractor`, `file-discovery`…):
+ * configured like any plugin, but run by the host's endpoint pool, never by the scheduler.
+ */
+export interface DataLayerPlugin extends Plugin {
+  readonly dataLayerKind: DataLayerKind;
+}
+
 /** Plugin maturity, as llm-d labels it. Alpha plugins need `--allow-experimental-plugins`. */
 export type Stability = "ga" | "beta" | "alpha" | "deprecated";
 

@@ -20,6 +20,7 @@ const SAMPLE_PARAMS: Record<string, unknown> = {
   "utilization-filter": { conditions: [{ metric: "waiting-queue", maxValue: 4 }] },
   "session-id-producer": { headerName: "x-session-id" },
   "priority-holdback-policy": { minCeiling: 0.5 },
+  "file-discovery": { path: "endpoints.yaml" },
 };
 
 function envFor(name: string, seed: number): PluginEnvironment {

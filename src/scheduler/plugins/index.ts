@@ -14,6 +14,7 @@ import type { AnyPluginDefinition } from "../framework/registry.ts";
 import { definition as activeRequestScorer } from "./active-request-scorer/index.ts";
 import { definition as agentIdentity } from "./agent-identity/index.ts";
 import { definition as approxPrefixCacheProducer } from "./approx-prefix-cache-producer/index.ts";
+import { definition as dataParallelProfileHandler } from "./data-parallel-profile-handler/index.ts";
 import { definition as decodeFilter } from "./decode-filter/index.ts";
 import { definition as encodeFilter } from "./encode-filter/index.ts";
 import { definition as inflightLoadProducer } from "./inflight-load-producer/index.ts";
@@ -44,6 +45,7 @@ export const schedulingPlugins: readonly AnyPluginDefinition[] = [
   activeRequestScorer,
   agentIdentity,
   approxPrefixCacheProducer,
+  dataParallelProfileHandler,
   decodeFilter,
   encodeFilter,
   inflightLoadProducer,
