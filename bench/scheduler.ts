@@ -114,7 +114,17 @@ function prompt(shape: string, history: string, turn: number): string {
 
 type Timings = Record<"tokenize" | "decide" | "insert" | "total", number[]>;
 
-function runSize(path: string, shape: string, size: (typeof sizes)[number]): Timings {
+/**
+ * Untimed: collects the harness's garbage, then yields 2 ms so V8's background sweeping is done
+ * before the next timed section instead of competing with it for the CPU.
+ */
+async function settle(): Promise<void> {
+  if (!collect) return;
+  collect();
+  await new Promise((resolve) => setTimeout(resolve, 2));
+}
+
+async function runSize(path: string, shape: string, size: (typeof sizes)[number]): Promise<Timings> {
   const scheduler = buildScheduler(size.maxPrefixTokensToMatch);
   const endpoints: Endpoint[] = Array.from({ length: ENDPOINTS }, (_, i) => makeEndpoint(`pod-${i}`));
   const histories = Array.from({ length: ENDPOINTS * 2 }, (_, i) => text(size.tokens * 4 - 400, i));
@@ -122,7 +132,7 @@ function runSize(path: string, shape: string, size: (typeof sizes)[number]): Tim
   const warmup = Math.min(50, size.iterations);
   for (let i = 0; i < size.iterations + warmup; i++) {
     const ctx = makeContext({ promptText: prompt(shape, histories[i % histories.length]!, i), model: "m" });
-    collect?.();
+    await settle();
     const t0 = performance.now();
     if (path === "tokens") ctx.request.tokens = defaultTokenizer.encode(ctx.request.promptText);
     const t1 = performance.now();
@@ -152,11 +162,12 @@ console.log(
   `scheduling decision over ${ENDPOINTS} endpoints, ms as p50 / p99 / mean (node ${process.version}, ` +
     `gc between runs: ${collect ? "yes" : "no"})`,
 );
-const rows = sizes.flatMap((size) =>
-  paths.flatMap((path) =>
-    shapes.map((shape) => {
-      const t = runSize(path, shape, size);
-      return {
+const rows = [];
+for (const size of sizes) {
+  for (const path of paths) {
+    for (const shape of shapes) {
+      const t = await runSize(path, shape, size);
+      rows.push({
         "prompt tokens": size.tokens,
         "match cap": size.maxPrefixTokensToMatch,
         path,
@@ -165,10 +176,10 @@ const rows = sizes.flatMap((size) =>
         "decision (producers+filter+scorers+picker)": stats(t.decide),
         "preRequest insert": stats(t.insert),
         "all together": stats(t.total),
-      };
-    }),
-  ),
-);
+      });
+    }
+  }
+}
 console.table(rows);
 
 const { h64Raw } = await xxhash();
@@ -203,12 +214,15 @@ function xxhashTokenBlocks(tokens: Uint32Array, blockSizeTokens: number, maxBloc
 }
 
 /** p50 / p99 / mean of `run` over fresh 4-chars-per-token prompts of `tokens` tokens. */
-function timeComponent(tokens: number, run: (prompt: string, promptTokens: Uint32Array) => unknown) {
+async function timeComponent(
+  tokens: number,
+  run: (prompt: string, promptTokens: Uint32Array) => unknown,
+): Promise<string> {
   const prompts = Array.from({ length: 8 }, (_, i) => prompt("completion", text(tokens * 4 - 400, i), i));
   const encoded = prompts.map((p) => defaultTokenizer.encode(p));
   const times: number[] = [];
   for (let i = 0; i < (smoke ? 20 : 300); i++) {
-    collect?.();
+    await settle();
     const t0 = performance.now();
     run(prompts[i % prompts.length]!, encoded[i % prompts.length]!);
     times.push(performance.now() - t0);
@@ -224,20 +238,20 @@ console.log(
     `≤ ${CAP_BLOCKS} blocks hashed; ms as p50 / p99 / mean`,
 );
 console.table({
-  "tokenize: previous byte-wise FNV loop": timeComponent(componentTokens, (p) => legacyEncode(p)),
-  "tokenize: CharChunkTokenizer.encode (same ids)": timeComponent(componentTokens, (p) =>
+  "tokenize: previous byte-wise FNV loop": await timeComponent(componentTokens, (p) => legacyEncode(p)),
+  "tokenize: CharChunkTokenizer.encode (same ids)": await timeComponent(componentTokens, (p) =>
     defaultTokenizer.encode(p),
   ),
-  "hash token blocks: previous xxhash64 (wasm)": timeComponent(componentTokens, (_, t) =>
+  "hash token blocks: previous xxhash64 (wasm)": await timeComponent(componentTokens, (_, t) =>
     xxhashTokenBlocks(t, BLOCK, CAP_BLOCKS),
   ),
-  "hash token blocks: hashPrefixBlocks": timeComponent(componentTokens, (_, t) =>
+  "hash token blocks: hashPrefixBlocks": await timeComponent(componentTokens, (_, t) =>
     hashPrefixBlocks(t, BLOCK, CAP_BLOCKS, 1),
   ),
-  "hash text blocks: hashTextBlocks (no tokenizing)": timeComponent(componentTokens, (p) =>
+  "hash text blocks: hashTextBlocks (no tokenizing)": await timeComponent(componentTokens, (p) =>
     hashTextBlocks(p, BLOCK, CAP_BLOCKS, 1),
   ),
-  "first read of a concatenated prompt (flatten copy)": timeComponent(componentTokens, (p) =>
+  "first read of a concatenated prompt (flatten copy)": await timeComponent(componentTokens, (p) =>
     `${p} `.charCodeAt(0),
   ),
 });
