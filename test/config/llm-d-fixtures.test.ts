@@ -97,3 +97,10 @@ test("flow-control configs keep their validated flowControl section and gate", (
   assert.equal(result.config.flowControl?.defaultPriorityBand.fairnessPolicyRef, "program-aware-fairness");
   assert.equal(result.config.flowControl?.defaultRequestTTL, 60_000);
 });
+
+test("the data-parallel sample runs its profile through data-parallel-profile-handler (deprecated, warns)", () => {
+  const result = parseConfig(readFileSync(join(DIR, "dp-epp-config.yaml"), "utf8"));
+  assert.ok(result.ok);
+  assert.equal(result.config.scheduler.parts.profileHandler.type, "data-parallel-profile-handler");
+  assert.match(result.config.warnings.join("\n"), /"data-parallel-profile-handler" is deprecated/);
+});
