@@ -6,6 +6,7 @@ import assert from "node:assert/strict";
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "node:test";
+import { parse as parseYaml, stringify as stringifyYaml } from "yaml";
 import { parseConfig } from "../../src/config/load.ts";
 
 const DIR = join(import.meta.dirname, "../../../shared/data/llm-d-configs");
@@ -103,4 +104,20 @@ test("the data-parallel sample runs its profile through data-parallel-profile-ha
   assert.ok(result.ok);
   assert.equal(result.config.scheduler.parts.profileHandler.type, "data-parallel-profile-handler");
   assert.match(result.config.warnings.join("\n"), /"data-parallel-profile-handler" is deprecated/);
+});
+
+test("the precise-prefix sample's data layer loads once its KV-event producer is swapped for the approximate one", () => {
+  const doc = parseYaml(readFileSync(join(DIR, "epp-precise-prefix-cache-config.yaml"), "utf8"));
+  const plugins = doc.plugins as { type: string; name?: string; parameters?: unknown }[];
+  const precise = plugins.find((p) => p.type === "precise-prefix-cache-producer")!;
+  Object.assign(precise, { type: "approx-prefix-cache-producer", name: precise.type, parameters: {} });
+  const result = parseConfig(stringifyYaml(doc));
+  assert.ok(result.ok, result.ok ? "" : JSON.stringify(result.issues));
+  const { discovery, pipeline, metrics } = result.config.dataLayerPlugins;
+  assert.equal(discovery, undefined);
+  assert.deepEqual(
+    pipeline.map((p) => p.type),
+    ["metrics-data-source", "core-metrics-extractor", "endpoint-notification-source"],
+  );
+  assert.equal(metrics, true);
 });
