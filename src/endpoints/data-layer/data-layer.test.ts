@@ -81,7 +81,8 @@ test("metrics-data-source: strict validation", () => {
   assert.match(issues("metrics-data-source", { schem: "http" }), /Unrecognized key/);
   assert.match(issues("metrics-data-source", { scheme: "ftp" }), /scheme/);
   assert.match(issues("metrics-data-source", { path: "metrics" }), /path: expected a URL path/);
-  assert.match(issues("metrics-data-source", { port: 0 }), /port: expected a port 1-65535/);
+  for (const port of [0, 70000, true, "80x", 1.5])
+    assert.match(issues("metrics-data-source", { port }), /port: expected a port 1-65535/, String(port));
   assert.match(issues("metrics-data-source", { interval: "soon" }), /interval: expected a duration/);
   assert.match(
     issues("metrics-data-source", { clientCertPath: "/c.pem" }),

@@ -8,11 +8,14 @@ import { dataLayerDefinition } from "./plugin.ts";
 
 const filePath = z.string().min(1, { error: "expected a file path" });
 
-const port = z.coerce
-  .number({ error: "expected a port 1-65535" })
-  .int({ error: "expected a port 1-65535" })
-  .min(1, { error: "expected a port 1-65535" })
-  .max(65535, { error: "expected a port 1-65535" });
+const PORT_ERROR = { error: "expected a port 1-65535" };
+/** A port as a number or, as Kubernetes manifests often write it, a numeric string. */
+const port = z
+  .union(
+    [z.number(PORT_ERROR), z.string(PORT_ERROR).regex(/^\d+$/, PORT_ERROR).transform(Number)],
+    PORT_ERROR,
+  )
+  .pipe(z.number().int(PORT_ERROR).min(1, PORT_ERROR).max(65535, PORT_ERROR));
 
 /** llm-d's `metrics-data-source` parameters. */
 export const metricsDataSourceParameters = z
