@@ -216,15 +216,16 @@ function xxhashTokenBlocks(tokens: Uint32Array, blockSizeTokens: number, maxBloc
 /** p50 / p99 / mean of `run` over fresh 4-chars-per-token prompts of `tokens` tokens. */
 async function timeComponent(
   tokens: number,
-  run: (prompt: string, promptTokens: Uint32Array) => unknown,
+  run: (prompt: string, promptTokens: Uint32Array, body: Buffer) => unknown,
 ): Promise<string> {
   const prompts = Array.from({ length: 8 }, (_, i) => prompt("completion", text(tokens * 4 - 400, i), i));
   const encoded = prompts.map((p) => defaultTokenizer.encode(p));
+  const bodies = prompts.map((p) => Buffer.from(JSON.stringify({ model: "m", prompt: p })));
   const times: number[] = [];
   for (let i = 0; i < (smoke ? 20 : 300); i++) {
     await settle();
     const t0 = performance.now();
-    run(prompts[i % prompts.length]!, encoded[i % prompts.length]!);
+    run(prompts[i % prompts.length]!, encoded[i % prompts.length]!, bodies[i % prompts.length]!);
     times.push(performance.now() - t0);
   }
   return stats(times.slice(smoke ? 5 : 50));
@@ -253,5 +254,9 @@ console.table({
   ),
   "first read of a concatenated prompt (flatten copy)": await timeComponent(componentTokens, (p) =>
     `${p} `.charCodeAt(0),
+  ),
+  "for scale, the gateway's body parse (utf8 decode + JSON.parse)": await timeComponent(
+    componentTokens,
+    (_p, _t, body) => JSON.parse(body.toString("utf8")),
   ),
 });
