@@ -55,8 +55,14 @@ export class RequestFlow {
     return this.lives.size;
   }
 
-  /** Schedules a request; undefined when the scheduler rejected it (recorded as failed). */
-  async dispatch(arrival: Arrival, endpoints: readonly Endpoint[]): Promise<Dispatched | undefined> {
+  /**
+   * Schedules a request; undefined when the scheduler rejected it (recorded as failed). Returns a
+   * promise only when a producer is asynchronous (built-ins are not), so the event loop stays sync.
+   */
+  dispatch(
+    arrival: Arrival,
+    endpoints: readonly Endpoint[],
+  ): Dispatched | undefined | Promise<Dispatched | undefined> {
     const request = arrival.request;
     const record = newRecord(request.id, request.kind ?? "default", arrival.atMs, request.inputTokens);
     this.records.push(record);
@@ -68,7 +74,12 @@ export class RequestFlow {
     };
     const live: Live = { request, record, ctx, endpoint: undefined };
     const pending = this.o.scheduler.prepare(ctx, endpoints);
-    if (pending) await pending;
+    if (pending) return pending.then(() => this.decide(live, endpoints));
+    return this.decide(live, endpoints);
+  }
+
+  private decide(live: Live, endpoints: readonly Endpoint[]): Dispatched | undefined {
+    const { request, record, ctx } = live;
     const result = this.o.scheduler.schedule(ctx, endpoints);
     const endpoint =
       result instanceof LlmdError
@@ -85,7 +96,7 @@ export class RequestFlow {
     this.lives.set(request.id, live);
     return {
       endpoint,
-      engineRequest: { id: request.id, promptTokens: tokens, maxTokens: request.outputTokens },
+      engineRequest: { id: request.id, promptTokens: ctx.request.tokens!, maxTokens: request.outputTokens },
     };
   }
 

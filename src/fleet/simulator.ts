@@ -16,7 +16,7 @@ import type { SyntheticPromptBuilder } from "../bench/workloads/synthetic-prompt
 import type { Arrival, Workload } from "../bench/workloads/types.ts";
 import { EventQueue } from "./event-queue.ts";
 import { Replica } from "./replica.ts";
-import { RequestFlow } from "./request-flow.ts";
+import { type Dispatched, RequestFlow } from "./request-flow.ts";
 
 /** Virtual clock time of workload time 0 (the clock's 0 means "never scraped" to plugins). */
 export const CLOCK_ORIGIN_MS = 1000;
@@ -112,7 +112,8 @@ class FleetSimulator {
       if (event.at >= endAt && (this.flow.live === 0 || event.at >= endAt + o.drainMs)) break;
       o.clock.set(event.at);
       this.events++;
-      await this.handle(event);
+      const pending = this.handle(event);
+      if (pending) await pending;
     }
     return {
       records: this.flow.records,
@@ -125,11 +126,12 @@ class FleetSimulator {
     };
   }
 
-  private async handle(event: SimEvent): Promise<void> {
+  /** Handles one event; a promise only when an asynchronous producer ran. */
+  private handle(event: SimEvent): void | Promise<void> {
     switch (event.kind) {
       case "arrival":
         if (event.open) this.pullArrival();
-        if (event.arrival.atMs < this.o.durationMs) await this.arrive(event.arrival);
+        if (event.arrival.atMs < this.o.durationMs) return this.arrive(event.arrival);
         return;
       case "step":
         return this.stepEnded(event.replica, event.step, event.at);
@@ -161,8 +163,13 @@ class FleetSimulator {
       });
   }
 
-  private async arrive(arrival: Arrival): Promise<void> {
-    const dispatched = await this.flow.dispatch(arrival, this.endpoints);
+  private arrive(arrival: Arrival): void | Promise<void> {
+    const dispatched = this.flow.dispatch(arrival, this.endpoints);
+    if (dispatched instanceof Promise) return dispatched.then((d) => this.place(arrival, d));
+    this.place(arrival, dispatched);
+  }
+
+  private place(arrival: Arrival, dispatched: Dispatched | undefined): void {
     if (!dispatched) return this.followUps(arrival.request.id);
     const replica = this.byEndpoint.get(dispatched.endpoint)!;
     replica.dispatched();
