@@ -58,14 +58,14 @@ export function registerSimulate(program: Command): void {
 
 async function runWithProgress(run: PlannedRun, quiet: boolean): Promise<ReportRun> {
   if (quiet) return executeRun(run);
+  // The simulation runs synchronously, so cli-progress's timer-driven non-TTY output never fires:
+  // piped runs print a plain line per 10% instead.
+  if (!process.stderr.isTTY) return executeRun(run, lineProgress(run));
   const total = run.scenario.durationS;
   const bar = new SingleBar({
     format: `${run.label.padEnd(24)} |{bar}| {value}/{total} sim s  {speed} sim s per wall s`,
     stream: process.stderr,
     hideCursor: true,
-    // Long runs are often piped to a file: still report progress, every 10 s.
-    noTTYOutput: true,
-    notTTYSchedule: 10_000,
   });
   const started = performance.now();
   bar.start(total, 0, { speed: "–" });
@@ -76,6 +76,20 @@ async function runWithProgress(run: PlannedRun, quiet: boolean): Promise<ReportR
   bar.update(total, { speed: (result.speed ?? 0).toFixed(1) });
   bar.stop();
   return result;
+}
+
+function lineProgress(run: PlannedRun): (simulatedMs: number) => void {
+  const started = performance.now();
+  const totalMs = run.scenario.durationS * 1000;
+  let next = 0.1;
+  return (ms) => {
+    if (ms < next * totalMs) return;
+    next = Math.floor((ms / totalMs) * 10 + 1) / 10;
+    const wall = (performance.now() - started) / 1000;
+    console.error(
+      `${run.label}: ${(ms / 1000).toFixed(0)}/${run.scenario.durationS} sim s, ${wall.toFixed(0)} s wall`,
+    );
+  };
 }
 
 function writeOutputs(planned: PlannedRun[], runs: ReportRun[], flags: SimulateFlags): void {
