@@ -10,9 +10,9 @@
  * Paths (both by default, side by side): `text`, the router's hot path, where the prefix producer
  * hashes the prompt text and nothing tokenizes; `tokens`, the earlier shape, where the prompt is
  * tokenized first (as with a `token-producer` in the config) and token blocks are hashed.
- * Shapes: `chat`, the prompt rendered from messages as the gateway does (a concatenated string,
- * whose first read copies it flat, billed to whoever reads it first), and `completion`, a flat
- * string as JSON.parse returns it. A second table times the hot-path components alone against
+ * Shapes: `chat`, the prompt rendered from messages as the gateway does (a lazily concatenated
+ * string, whose first read copies it flat: the text path hashes the message strings in place
+ * instead, the tokens path pays the copy), and `completion`, a flat string as JSON.parse returns. A second table times the hot-path components alone against
  * the previous implementations (byte-wise FNV tokenizer, xxhash-wasm block hashing).
  * With `NODE_OPTIONS=--expose-gc`, a GC runs between iterations (untimed), so the harness's own
  * 800 KB prompt strings do not bill their collection to the decision that follows.
@@ -30,8 +30,9 @@ import type {
   Picker,
   PreRequest,
   ProfileHandler,
-  Scorer,
+  SchedulingRequest,
   SchedulingResult,
+  Scorer,
 } from "../src/scheduler/framework/types.ts";
 import { definition as activeRequest } from "../src/scheduler/plugins/active-request-scorer/index.ts";
 import { definition as approxPrefix } from "../src/scheduler/plugins/approx-prefix-cache-producer/index.ts";
@@ -98,18 +99,19 @@ function text(chars: number, seed: number): string {
   return unit.repeat(Math.ceil(chars / unit.length)).slice(0, chars);
 }
 
-/** The prompt of turn `turn` over `history`, as the gateway hands it to the scheduler. */
-function prompt(shape: string, history: string, turn: number): string {
+/** The request of turn `turn` over `history`, as the gateway hands it to the scheduler. */
+function request(shape: string, history: string, turn: number): Partial<SchedulingRequest> {
   const question = text(400, 1000 + turn);
   if (shape === "chat") {
-    return renderChat([
+    const messages = [
       { role: "system", content: history },
       { role: "user", content: question },
-    ]);
+    ];
+    return { path: "/v1/chat/completions", promptText: renderChat(messages), body: { messages } };
   }
   const flat = history + question;
   flat.charCodeAt(0); // JSON.parse returns flat strings; flatten outside the timing
-  return flat;
+  return { path: "/v1/completions", promptText: flat, body: { prompt: flat } };
 }
 
 type Timings = Record<"tokenize" | "decide" | "insert" | "total", number[]>;
@@ -131,7 +133,7 @@ async function runSize(path: string, shape: string, size: (typeof sizes)[number]
   const t: Timings = { tokenize: [], decide: [], insert: [], total: [] };
   const warmup = Math.min(50, size.iterations);
   for (let i = 0; i < size.iterations + warmup; i++) {
-    const ctx = makeContext({ promptText: prompt(shape, histories[i % histories.length]!, i), model: "m" });
+    const ctx = makeContext({ ...request(shape, histories[i % histories.length]!, i), model: "m" });
     await settle();
     const t0 = performance.now();
     if (path === "tokens") ctx.request.tokens = defaultTokenizer.encode(ctx.request.promptText);
@@ -218,7 +220,10 @@ async function timeComponent(
   tokens: number,
   run: (prompt: string, promptTokens: Uint32Array, body: Buffer) => unknown,
 ): Promise<string> {
-  const prompts = Array.from({ length: 8 }, (_, i) => prompt("completion", text(tokens * 4 - 400, i), i));
+  const prompts = Array.from(
+    { length: 8 },
+    (_, i) => request("completion", text(tokens * 4 - 400, i), i).promptText!,
+  );
   const encoded = prompts.map((p) => defaultTokenizer.encode(p));
   const bodies = prompts.map((p) => Buffer.from(JSON.stringify({ model: "m", prompt: p })));
   const times: number[] = [];

@@ -21,9 +21,21 @@ export function contentText(content: unknown): string {
   return text;
 }
 
-/** Prompt text for a chat request. */
+/**
+ * The chat prompt as the pieces `renderChat` concatenates, in order. Each message's text stays
+ * the string JSON.parse made, so a reader that can consume pieces (the router's prefix hasher)
+ * never pays for copying an 800 KB concatenation flat.
+ */
+export function renderChatParts(messages: readonly ChatMessageLike[]): string[] {
+  const parts: string[] = [];
+  for (const m of messages) parts.push(`<|${m.role}|>\n`, contentText(m.content), "\n");
+  parts.push("<|assistant|>\n");
+  return parts;
+}
+
+/** Prompt text for a chat request: the concatenation of `renderChatParts`. */
 export function renderChat(messages: readonly ChatMessageLike[]): string {
   let text = "";
-  for (const m of messages) text += `<|${m.role}|>\n${contentText(m.content)}\n`;
-  return `${text}<|assistant|>\n`;
+  for (const part of renderChatParts(messages)) text += part;
+  return text;
 }

@@ -83,3 +83,18 @@ test("no collisions among 200 000 distinct random blocks, and keys stay 53-bit i
   }
   assert.equal(seen.size, 200_000);
 });
+
+test("pieces hash exactly like their concatenation, whatever the cut points", () => {
+  const whole = `${"réponse ".repeat(100)}\u{1F600}${"z".repeat(77)}`;
+  const cuts = [[], [1], [63, 64, 65], [5, 300, 301, 700], [whole.length - 1]];
+  for (const at of cuts) {
+    const pieces = [0, ...at, whole.length]
+      .slice(1)
+      .map((end, i, ends) => whole.slice(i ? ends[i - 1] : 0, end));
+    assert.deepEqual(
+      hashTextBlocks(["", ...pieces, ""], 16, 100, seed),
+      hashTextBlocks(whole, 16, 100, seed),
+    );
+    assert.deepEqual(hashTextBlocks(pieces, 16, 3, seed), hashTextBlocks(whole, 16, 3, seed));
+  }
+});

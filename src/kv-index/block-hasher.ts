@@ -16,7 +16,7 @@
  * Float64Array, and 53 bits make an accidental collision negligible at any index size we hold.
  */
 import { CHARS_PER_TOKEN } from "../tokenizer/tokenizer.ts";
-import { utf16Words } from "../tokenizer/utf16-words.ts";
+import { textLength, utf16Words } from "../tokenizer/utf16-words.ts";
 
 const TWO_POW_32 = 4294967296;
 const LOW_21_BITS = 0x1fffff;
@@ -126,19 +126,21 @@ export function hashPrefixBlocks(
 /**
  * Chained keys of the first `min(maxBlocks, blockCount)` blocks of `text`, a block being
  * `blockSizeTokens × 4` code units (the characters of that many built-in tokens), without
- * tokenizing. Only the hashed prefix of the text is read. Writes into `out` when large enough.
+ * tokenizing. `text` is one string or pieces whose concatenation is the prompt (same keys either
+ * way). Only the hashed prefix of the text is read. Writes into `out` when large enough.
  */
 export function hashTextBlocks(
-  text: string,
+  text: string | readonly string[],
   blockSizeTokens: number,
   maxBlocks: number,
   seed: number,
   out?: Float64Array,
 ): Float64Array {
   const blockUnits = blockSizeTokens * CHARS_PER_TOKEN;
-  const n = Math.min(maxBlocks, Math.ceil(text.length / blockUnits));
+  const length = textLength(text);
+  const n = Math.min(maxBlocks, Math.ceil(length / blockUnits));
   const keys = keysArray(n, out);
-  const units = Math.min(text.length, n * blockUnits);
+  const units = Math.min(length, n * blockUnits);
   const words = utf16Words(text, units);
   hashWordBlocks(words, blockUnits / UNITS_PER_WORD_TEXT, units, UNITS_PER_WORD_TEXT, n, seed, keys);
   return keys;

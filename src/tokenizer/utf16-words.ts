@@ -19,15 +19,35 @@ function ensureScratch(byteLength: number): void {
   scratchBytes = Buffer.from(scratch);
 }
 
+/** Code units of a text given as one string or as pieces to read in order. */
+export function textLength(text: string | readonly string[]): number {
+  if (typeof text === "string") return text.length;
+  let length = 0;
+  for (const piece of text) length += piece.length;
+  return length;
+}
+
 /**
- * The first `units` UTF-16 code units of `text` (0 ≤ `units` ≤ `text.length`) as
+ * The first `units` UTF-16 code units of `text` (0 ≤ `units` ≤ its length), one string or the
+ * concatenation of pieces (each written in place, so a concatenation is never materialised), as
  * `ceil(units / 2)` words; an odd trailing unit has 0 in the high half. The view aliases a shared
  * scratch buffer: it is valid only until the next call, so read it before calling again.
  */
-export function utf16Words(text: string, units: number): Uint32Array {
+export function utf16Words(text: string | readonly string[], units: number): Uint32Array {
   const wordCount = (units + 1) >>> 1;
   ensureScratch(wordCount * 4);
-  scratchBytes.write(text, 0, units * 2, "utf16le");
+  if (typeof text === "string") scratchBytes.write(text, 0, units * 2, "utf16le");
+  else writePieces(text, units);
   if (units & 1) scratchBytes.writeUInt16LE(0, units * 2);
   return new Uint32Array(scratch, 0, wordCount);
+}
+
+function writePieces(pieces: readonly string[], units: number): void {
+  let at = 0;
+  for (let i = 0; i < pieces.length && at < units; i++) {
+    const piece = pieces[i]!;
+    const count = Math.min(piece.length, units - at);
+    scratchBytes.write(piece, at * 2, count * 2, "utf16le");
+    at += count;
+  }
 }

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import { renderChat } from "../../../api/prompt.ts";
 import { type PrefixMatchResult, readPrefixMatch } from "../../../kv-index/index.ts";
 import { makeContext, makeEndpoint } from "../../framework/testing.ts";
 import { instantiate, resultFor } from "../testing.ts";
@@ -103,4 +104,33 @@ test("hashes the text without tokenizing; tokens already on the request are used
   producer.produce(preset, endpoints);
   const fromTokens = readPrefixMatch(preset.state, producer.stateKey)!;
   assert.deepEqual([fromTokens.promptTokens, fromTokens.hashes.length], [130, 3]);
+});
+
+test("a chat is hashed from its messages in place, with the keys of its rendered promptText", () => {
+  const producer = instantiate<ApproxPrefixCacheProducer>(definition);
+  const messages = [
+    { role: "system", content: SYSTEM },
+    {
+      role: "user",
+      content: [
+        { type: "text", text: "part one, " },
+        { type: "text", text: "part two" },
+      ],
+    },
+  ];
+  const keysOf = (request: Parameters<typeof makeContext>[0]) => {
+    const ctx = makeContext(request);
+    producer.produce(ctx, endpoints);
+    return readPrefixMatch(ctx.state, producer.stateKey)!.hashes;
+  };
+  const promptText = renderChat(messages);
+  const chat = keysOf({ path: "/v1/chat/completions", promptText, body: { messages } });
+  assert.deepEqual(chat, keysOf({ promptText }));
+  assert.equal(chat.length, Math.ceil(promptText.length / 256));
+  // A gateway rendering differently (here: any other text) is hashed from its promptText.
+  const other = `${promptText}!`;
+  assert.deepEqual(
+    keysOf({ path: "/v1/chat/completions", promptText: other, body: { messages } }),
+    keysOf({ promptText: other }),
+  );
 });

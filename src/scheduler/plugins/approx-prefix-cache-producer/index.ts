@@ -25,6 +25,7 @@ import type {
   SchedulingResult,
 } from "../../framework/types.ts";
 import { chosenEndpoints } from "../shared/chosen-endpoints.ts";
+import { promptPieces } from "./prompt-pieces.ts";
 
 /** llm-d floors the block size at 64 tokens at runtime, whatever is configured or scraped. */
 export const MIN_BLOCK_SIZE_TOKENS = 64;
@@ -63,8 +64,9 @@ export class ApproxPrefixCacheProducer implements DataProducer, PreRequest {
 
   /**
    * Hashes the prompt's blocks, token ids when a token producer already set them, else the text
-   * directly (4 characters per token, identical block boundaries): this producer never
-   * tokenizes, so the estimate path costs one pass over the hashed characters.
+   * directly (4 characters per token, identical block boundaries; a chat's message strings in
+   * place, see `promptPieces`): this producer never tokenizes, so the estimate path costs one
+   * pass over the hashed characters.
    */
   produce(ctx: SchedulingContext, endpoints: readonly Endpoint[]): void {
     const request = ctx.request;
@@ -76,7 +78,7 @@ export class ApproxPrefixCacheProducer implements DataProducer, PreRequest {
     const tokens = request.tokens;
     const hashes = tokens
       ? hashPrefixBlocks(tokens, blockSizeTokens, maxBlocks, seed)
-      : hashTextBlocks(request.promptText, blockSizeTokens, maxBlocks, seed);
+      : hashTextBlocks(promptPieces(request), blockSizeTokens, maxBlocks, seed);
     const result: PrefixMatchResult = {
       blockSizeTokens,
       promptTokens: tokens ? tokens.length : this.tokenizer.count(request.promptText),
