@@ -1,7 +1,7 @@
 /**
  * Child-process supervision for `llmd up`: N `llmd sim` replicas on consecutive ports, waited for
  * until healthy, and stopped together (SIGTERM, then SIGKILL after a grace period) so no
- * simulator outlives the command.
+ * simulator outlives the command; if this process dies without stopping them, they exit on their own.
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { once } from "node:events";
@@ -49,10 +49,14 @@ async function ports(options: SimReplicaOptions): Promise<number[]> {
   return list;
 }
 
+/**
+ * The IPC channel is the child's lifeline: `llmd sim` exits when it closes, which the kernel does
+ * even when this process is SIGKILLed and cannot stop its children itself.
+ */
 function spawnSim(port: number, options: SimReplicaOptions): ChildProcess {
   const args = [...process.execArgv, CLI_MAIN, "sim", "--port", String(port), ...options.simArgs];
   return spawn(process.execPath, args, {
-    stdio: ["ignore", options.stdio ?? "inherit", options.stdio ?? "inherit"],
+    stdio: ["ignore", options.stdio ?? "inherit", options.stdio ?? "inherit", "ipc"],
   });
 }
 

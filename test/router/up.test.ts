@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import { once } from "node:events";
 import { describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
@@ -22,37 +22,49 @@ async function childrenOf(pid: number): Promise<number[]> {
   return text.split(/\s+/).filter(Boolean).map(Number);
 }
 
+/** Linux reports a dead-but-unreaped child as state Z; both count as gone. */
+async function running(pid: number): Promise<boolean> {
+  const { readFile } = await import("node:fs/promises");
+  const stat = await readFile(`/proc/${pid}/stat`, "utf8").catch(() => "");
+  return stat !== "" && stat.slice(stat.lastIndexOf(")") + 2)[0] !== "Z";
+}
+
+/** Starts `llmd up` with `replicas` simulators; resolves with the router URL and the sims' pids. */
+async function startUp(replicas: number): Promise<{ up: ChildProcess; url: string; children: number[] }> {
+  const up = spawn(
+    process.execPath,
+    [
+      "--import",
+      "tsx",
+      CLI_MAIN,
+      "up",
+      "--replicas",
+      String(replicas),
+      "--port",
+      "0",
+      "--sim-base-port",
+      "0",
+      "--speed",
+      "50",
+    ],
+    { stdio: ["ignore", "pipe", "inherit"] },
+  );
+  let out = "";
+  let url: string | undefined;
+  for await (const chunk of up.stdout as AsyncIterable<Buffer>) {
+    out += chunk.toString();
+    url = /router listening on (http:\/\/\S+)/.exec(out)?.[1];
+    if (url) break;
+  }
+  assert.ok(url, `no router URL in: ${out}`);
+  const children = await childrenOf(up.pid as number);
+  assert.equal(children.length, replicas, `children ${children}`);
+  return { up, url, children };
+}
+
 describe("llmd up", () => {
   it("starts replicas and the router, serves a request, and SIGTERM stops every child", async () => {
-    const up = spawn(
-      process.execPath,
-      [
-        "--import",
-        "tsx",
-        CLI_MAIN,
-        "up",
-        "--replicas",
-        "2",
-        "--port",
-        "0",
-        "--sim-base-port",
-        "0",
-        "--speed",
-        "50",
-      ],
-      { stdio: ["ignore", "pipe", "inherit"] },
-    );
-    let out = "";
-    let url: string | undefined;
-    for await (const chunk of up.stdout as AsyncIterable<Buffer>) {
-      out += chunk.toString();
-      url = /router listening on (http:\/\/\S+)/.exec(out)?.[1];
-      if (url) break;
-    }
-    assert.ok(url, `no router URL in: ${out}`);
-    const children = await childrenOf(up.pid as number);
-    assert.equal(children.length, 2, `children ${children}`);
-
+    const { up, url, children } = await startUp(2);
     const response = await fetch(`${url}/v1/chat/completions`, {
       method: "POST",
       headers: { "content-type": "application/json" },
@@ -69,5 +81,22 @@ describe("llmd up", () => {
     const [code] = await once(up, "exit");
     assert.equal(code, 0);
     for (const pid of children) assert.equal(alive(pid), false, `child ${pid} outlived llmd up`);
+  });
+
+  it("simulators exit on their own when llmd up is SIGKILLed", async () => {
+    const { up, children } = await startUp(2);
+    assert.ok(await running(children[0] as number), "simulator runs before the kill");
+    up.kill("SIGKILL");
+    await once(up, "exit");
+    // Bounded wait: the children notice the closed IPC channel within milliseconds.
+    for (let i = 0; i < 100; i++) {
+      const states = await Promise.all(children.map(running));
+      if (!states.includes(true)) break;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    const survivors: number[] = [];
+    for (const pid of children) if (await running(pid)) survivors.push(pid);
+    for (const pid of survivors) process.kill(pid, "SIGKILL");
+    assert.deepEqual(survivors, [], "simulators outlived a SIGKILLed llmd up");
   });
 });

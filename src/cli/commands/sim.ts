@@ -1,7 +1,8 @@
 /**
  * `llmd sim`: the vLLM-compatible simulator server. Flags carry llm-d-inference-sim's names; `--config`
  * reads the same keys from YAML and flags given on the command line override it. Prints
- * `llmd sim listening on <url>` on stdout once bound.
+ * `llmd sim listening on <url>` on stdout once bound. When spawned with an IPC channel it exits as soon
+ * as the channel closes (the parent died), so no simulator outlives `llmd up`.
  */
 import type { Command } from "commander";
 import { FAILURE_TYPES, parseSimConfig, readSimConfigFile } from "../../sim/config.ts";
@@ -62,6 +63,8 @@ export function registerSim(program: Command): void {
     const stop = () => void server.close().then(() => process.exit(0));
     process.once("SIGINT", stop);
     process.once("SIGTERM", stop);
+    // Started with an IPC channel (by `llmd up`): its closing means the parent is gone, even SIGKILLed.
+    if (process.channel) process.once("disconnect", stop);
   });
 }
 
