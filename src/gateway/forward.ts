@@ -68,9 +68,9 @@ class ForwardHandler implements Dispatcher.DispatchHandler {
   private clientGone = false;
   private status = 0;
   private headers: IncomingHttpHeaders = {};
-  private streaming = false;
   private receivedBytes = 0;
-  private readonly tail = new BodyTail();
+  /** Set for streams (SSE), which keep only their tail for usage; JSON bodies are buffered whole. */
+  private tail: BodyTail | undefined;
   private buffered: Buffer[] = [];
   private readonly onClientClose = (): void => {
     if (this.res.writableFinished) return;
@@ -103,8 +103,9 @@ class ForwardHandler implements Dispatcher.DispatchHandler {
   ): void {
     this.status = statusCode;
     this.headers = headers;
-    this.streaming = String(headers["content-type"] ?? "").startsWith("text/event-stream");
-    if (this.streaming && !this.res.destroyed) {
+    if (!String(headers["content-type"] ?? "").startsWith("text/event-stream")) return;
+    this.tail = new BodyTail();
+    if (!this.res.destroyed) {
       this.res.writeHead(
         statusCode,
         clientResponseHeaders(headers, this.req.endpointKey, this.req.requestId),
@@ -116,12 +117,12 @@ class ForwardHandler implements Dispatcher.DispatchHandler {
   onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
     if (this.receivedBytes === 0) this.req.onFirstByte();
     this.receivedBytes += chunk.length;
-    this.tail.push(chunk);
-    if (!this.streaming) {
+    if (!this.tail) {
       this.buffered.push(chunk);
       if (this.receivedBytes > MAX_BUFFERED_BYTES) controller.abort(new Error("upstream body too large"));
       return;
     }
+    this.tail.push(chunk);
     if (this.res.destroyed) return;
     if (!this.res.write(chunk)) {
       controller.pause();
@@ -130,9 +131,16 @@ class ForwardHandler implements Dispatcher.DispatchHandler {
   }
 
   onResponseEnd(): void {
-    const usage = findUsage(this.tail.buffer());
-    if (this.streaming) this.res.end();
-    else this.sendBuffered();
+    let usage: ResponseUsage | undefined;
+    if (this.tail) {
+      usage = findUsage(this.tail.buffer());
+      this.res.end();
+    } else {
+      const body = this.buffered.length === 1 ? (this.buffered[0] as Buffer) : Buffer.concat(this.buffered);
+      this.buffered = [];
+      usage = findUsage(body);
+      this.sendBuffered(body);
+    }
     this.finish({ kind: "done", cause: "natural", status: this.status, usage });
   }
 
@@ -148,7 +156,7 @@ class ForwardHandler implements Dispatcher.DispatchHandler {
     }
     const timeout = TIMEOUT_CODES.has(code);
     const failure = upstreamFailure(`endpoint ${this.req.endpointKey} failed: ${error.message}`, timeout);
-    if (this.streaming) endStreamWithError(this.res, failure);
+    if (this.tail) endStreamWithError(this.res, failure);
     else sendError(this.res, failure, { "x-llmd-endpoint": this.req.endpointKey });
     this.finish({
       kind: "done",
@@ -158,10 +166,8 @@ class ForwardHandler implements Dispatcher.DispatchHandler {
     });
   }
 
-  private sendBuffered(): void {
+  private sendBuffered(body: Buffer): void {
     if (this.res.destroyed) return;
-    const body = Buffer.concat(this.buffered, this.receivedBytes);
-    this.buffered = [];
     const headers = clientResponseHeaders(this.headers, this.req.endpointKey, this.req.requestId);
     headers["content-length"] = body.length;
     this.res.writeHead(this.status, headers);

@@ -116,9 +116,9 @@ export class HistogramChild {
     let running = 0;
     for (let i = 0; i < this.bounds.length; i++) {
       running += this.counts[i]!;
-      out.push({ metricName: `${name}_bucket`, labels: { ...labels, le: this.bounds[i]! }, value: running });
+      out.push({ metricName: `${name}_bucket`, labels: { le: this.bounds[i]!, ...labels }, value: running });
     }
-    out.push({ metricName: `${name}_bucket`, labels: { ...labels, le: "+Inf" }, value: this.count });
+    out.push({ metricName: `${name}_bucket`, labels: { le: "+Inf", ...labels }, value: this.count });
   }
 }
 

@@ -4,10 +4,10 @@
  * bounded: model labels are only ever models the pool serves (else `other`), endpoint labels
  * only pool members, error codes a fixed catalogue.
  */
-import { Counter, Gauge, Registry } from "prom-client";
-import type { Endpoint } from "../endpoints/endpoint.ts";
+import { Registry } from "prom-client";
 import type { ResponseUsage } from "../scheduler/framework/types.ts";
 import type { InflightTracker } from "./inflight.ts";
+import { type PoolMetricsView, registerInflightGauges, registerPoolGauges } from "./pool-gauges.ts";
 import { type HistogramChild, LeanHistogram, LeanValue, type ValueChild } from "./lean-metrics.ts";
 
 const DURATION_BUCKETS = [
@@ -19,14 +19,6 @@ const TOKEN_BUCKETS = [
   1048576,
 ];
 const SCHEDULER_BUCKETS = [0.0001, 0.0002, 0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1];
-
-/** What the metrics read from the endpoint pool at scrape time. */
-export interface PoolMetricsView {
-  /** Ready endpoints. */
-  candidates(): readonly Endpoint[];
-  /** Pool counters; `pollErrorsTotal` feeds `datalayer_poll_errors_total` (absent = not exported). */
-  counters?(): { readonly pollErrorsTotal: number };
-}
 
 /** Labels identifying the model of one request. */
 export interface ModelLabels {
@@ -119,6 +111,8 @@ class RequestFamilies {
   }
 }
 
+export type { PoolMetricsView } from "./pool-gauges.ts";
+
 /** Registry and instruments of one gateway. */
 export class GatewayMetrics {
   readonly registry = new Registry();
@@ -201,70 +195,4 @@ export class GatewayMetrics {
   scheduled(seconds: number): void {
     this.schedulerE2e.observe(seconds);
   }
-}
-
-function average(endpoints: readonly Endpoint[], pick: (e: Endpoint) => number): number {
-  if (endpoints.length === 0) return 0;
-  let sum = 0;
-  for (const e of endpoints) sum += pick(e);
-  return sum / endpoints.length;
-}
-
-function registerPoolGauges(registry: Registry, pool: PoolMetricsView, poolName: string): void {
-  const gauge = (name: string, help: string, value: (eps: readonly Endpoint[]) => number): void => {
-    new Gauge({
-      name: `llm_d_epp_${name}`,
-      help,
-      labelNames: ["name"],
-      registers: [registry],
-      collect() {
-        this.set({ name: poolName }, value(pool.candidates()));
-      },
-    });
-  };
-  gauge("average_kv_cache_utilization", "Mean KV-cache usage (0-1) of ready endpoints", (eps) =>
-    average(eps, (e) => e.metrics.kvCacheUsagePercent),
-  );
-  gauge("average_queue_size", "Mean waiting queue of ready endpoints", (eps) =>
-    average(eps, (e) => e.metrics.waitingQueueSize),
-  );
-  gauge("average_running_requests", "Mean running requests of ready endpoints", (eps) =>
-    average(eps, (e) => e.metrics.runningRequestsSize),
-  );
-  gauge("ready_endpoints", "Ready endpoints", (eps) => eps.length);
-  if (!pool.counters) return;
-  const pollErrors = () => pool.counters?.().pollErrorsTotal ?? 0;
-  let reported = 0;
-  new Counter({
-    name: "llm_d_epp_datalayer_poll_errors_total",
-    help: "Failed endpoint metric scrapes",
-    registers: [registry],
-    collect() {
-      const now = pollErrors();
-      if (now > reported) this.inc(now - reported);
-      reported = now;
-    },
-  });
-}
-
-function registerInflightGauges(registry: Registry, pool: PoolMetricsView, inflight: InflightTracker): void {
-  new Gauge({
-    name: "llmd_inflight_requests",
-    help: "Requests the router has dispatched and not yet seen complete",
-    registers: [registry],
-    collect() {
-      this.set(inflight.total());
-    },
-  });
-  new Gauge({
-    name: "llmd_inflight_drift",
-    help: "Router in-flight minus the servers' reported running+waiting (last scrape)",
-    registers: [registry],
-    collect() {
-      let reported = 0;
-      for (const e of pool.candidates())
-        reported += e.metrics.runningRequestsSize + e.metrics.waitingQueueSize;
-      this.set(inflight.total() - reported);
-    },
-  });
 }
