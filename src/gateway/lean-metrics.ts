@@ -98,14 +98,17 @@ export class HistogramChild {
     this.counts = new Float64Array(bounds.length);
   }
 
-  /** Records one value (values above the last bound land only in `+Inf`). */
-  observe(value: number): void {
-    this.sum += value;
-    this.count++;
+  /**
+   * Records `value` as `weight` observations (default 1; a sampled source passes its sampling
+   * interval). Values above the last bound land only in `+Inf`.
+   */
+  observe(value: number, weight = 1): void {
+    this.sum += value * weight;
+    this.count += weight;
     const bounds = this.bounds;
     for (let i = 0; i < bounds.length; i++) {
       if (value <= bounds[i]!) {
-        this.counts[i]!++;
+        this.counts[i]! += weight;
         return;
       }
     }

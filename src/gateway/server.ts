@@ -17,6 +17,7 @@ import { INFERENCE_PATHS } from "./parse-request.ts";
 import { sendError, sendJson } from "./respond.ts";
 import type { GatewayOptions, GatewayPool } from "./types.ts";
 import { Upstreams } from "./upstreams.ts";
+import { SampledScheduler } from "./sampled-scheduler.ts";
 
 /** A running gateway. */
 export interface Gateway {
@@ -30,20 +31,24 @@ export interface Gateway {
   close(): Promise<void>;
 }
 
+/** Plugin timings are taken on 1 in this many calls of each phase (see sampled-scheduler.ts). */
+const PLUGIN_TIMING_SAMPLE_EVERY = 8;
+
 /**
- * Reports plugin timings of a framework `Scheduler` into the gateway metrics, each plugin's series
- * resolved once. The end-to-end scheduling time is measured by the request flow (any scheduler).
+ * Reports plugin timings of a framework `Scheduler` into the gateway metrics, sampled and weighted,
+ * each plugin's series resolved once. The end-to-end scheduling time is measured by the request
+ * flow on every request (any scheduler).
  */
 function instrumented(scheduler: RequestScheduler, metrics: GatewayMetrics): RequestScheduler {
   if (!(scheduler instanceof Scheduler)) return scheduler;
-  const parts = instrumentParts(scheduler.parts, {
+  const timed = instrumentParts(scheduler.parts, {
     pluginTimer: (point, plugin) => {
       const series = metrics.pluginTimer(point, plugin.type, plugin.name);
-      return (seconds) => series.observe(seconds);
+      return (seconds) => series.observe(seconds, PLUGIN_TIMING_SAMPLE_EVERY);
     },
     schedulerDuration: () => {},
   });
-  return new Scheduler(parts);
+  return new SampledScheduler(scheduler, new Scheduler(timed), PLUGIN_TIMING_SAMPLE_EVERY);
 }
 
 function modelList(pool: GatewayPool): unknown {
