@@ -1,19 +1,28 @@
 /**
- * `npm run bench -- router [--seconds 5] [--warmup 2] [--rates 100,500,1000] [--concurrency 32]`:
+ * `npm run bench -- router [--seconds 5] [--warmup 2] [--rates 100,500,1000] [--concurrency 32] [--nice 0]`:
  * what the router adds per request. Two zero-latency simulators (so only proxy cost shows) are
- * reached directly, through `llmd router` (default config) and through nginx (one process,
- * round-robin, when installed). The load generator is a separate process (bench/router/load.ts).
+ * reached directly, through `llmd router` (default config), through a bare Node.js proxy (the
+ * floor any Node proxy pays) and through nginx (one process, round-robin, when installed). The
+ * load generator is a separate process (bench/router/load.ts). `--nice -10` runs every measured
+ * process and the load generator at that OS priority, damping other jobs on a shared machine.
  * Prints (a) latency at fixed open-loop rates, (b) closed-loop throughput, each with the server
  * process's CPU time per request (from /proc: robust when the machine is shared).
  */
 import { type ChildProcess, fork } from "node:child_process";
 import { once } from "node:events";
-import { loadavg } from "node:os";
+import { loadavg, setPriority } from "node:os";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { startSimReplicas } from "../src/gateway/sim-replicas.ts";
 import type { LoadJob, LoadResult } from "./router/load.ts";
-import { cpuSeconds, nginxVersion, startNginx, startRouterProcess, type Target } from "./router/targets.ts";
+import {
+  cpuSeconds,
+  nginxVersion,
+  startNginx,
+  startNodeFloor,
+  startRouterProcess,
+  type Target,
+} from "./router/targets.ts";
 
 const { values } = parseArgs({
   options: {
@@ -21,8 +30,11 @@ const { values } = parseArgs({
     warmup: { type: "string", default: "2" },
     rates: { type: "string", default: "100,500,1000" },
     concurrency: { type: "string", default: "32" },
+    nice: { type: "string", default: "0" },
   },
 });
+/** OS priority of every measured process and of the load generator (negative needs root). */
+const NICE = Number(values.nice);
 const MODEL = "bench-model";
 const BODY = JSON.stringify({ model: MODEL, prompt: "hi", max_tokens: 1 });
 const LOAD_WORKER = fileURLToPath(new URL("./router/load.ts", import.meta.url));
@@ -33,6 +45,7 @@ async function measure(
   job: Omit<LoadJob, "url" | "body">,
 ): Promise<LoadResult & { cpuUs: number }> {
   const worker = fork(LOAD_WORKER, [], { execArgv: ["--import", "tsx"], stdio: "inherit" });
+  prioritise(worker.pid);
   let cpuAtStart = Number.NaN;
   const result = new Promise<LoadResult>((resolve, reject) => {
     worker.on("message", (msg: { measuring?: boolean } | LoadResult) => {
@@ -48,7 +61,11 @@ async function measure(
   return { ...r, cpuUs };
 }
 
-const ms = (v: number) => v.toFixed(2);
+const ms = (v: number | null) => (typeof v === "number" && Number.isFinite(v) ? v.toFixed(2) : "n/a");
+
+function prioritise(pid: number | undefined): void {
+  if (NICE !== 0 && pid !== undefined) setPriority(pid, NICE);
+}
 const load = () =>
   loadavg()
     .map((l) => l.toFixed(2))
@@ -67,14 +84,18 @@ async function startTargets(): Promise<{
     simArgs: [...flags, "--host", "127.0.0.1"],
   });
   const router = await startRouterProcess(sims.urls);
+  const floor = await startNodeFloor(sims.urls);
   const nginx = await startNginx(sims.urls);
   const targets: Target[] = [
     { name: "direct (one sim)", url: sims.urls[0] as string, pid: sims.children[0]?.pid ?? 0 },
     { name: "llmd router", url: router.url, pid: router.child.pid ?? 0 },
+    { name: "node floor (bare proxy)", url: floor.url, pid: floor.child.pid ?? 0 },
   ];
   if (nginx) targets.push({ name: "nginx (1 process)", url: nginx.url, pid: nginx.child.pid ?? 0 });
   else console.log("nginx not installed (apt-get install -y nginx): its rows are skipped");
-  return { targets, children: [router.child, ...(nginx ? [nginx.child] : [])], stopSims: () => sims.stop() };
+  const children = [router.child, floor.child, ...(nginx ? [nginx.child] : [])];
+  for (const child of [...sims.children, ...children]) prioritise(child.pid);
+  return { targets, children, stopSims: () => sims.stop() };
 }
 
 async function latencyTable(targets: Target[], seconds: number, warmup: number): Promise<void> {
@@ -122,7 +143,9 @@ async function throughputTable(targets: Target[], seconds: number, warmup: numbe
 
 const seconds = Number(values.seconds);
 const warmup = Number(values.warmup);
-console.log(`node ${process.version}, nginx ${nginxVersion()}, load average at start: ${load()}`);
+console.log(
+  `node ${process.version}, nginx ${nginxVersion()}, nice ${NICE}, load average at start: ${load()}`,
+);
 const { targets, children, stopSims } = await startTargets();
 try {
   await latencyTable(targets, seconds, warmup);

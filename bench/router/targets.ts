@@ -20,6 +20,7 @@ export interface Target {
 }
 
 const CLI_MAIN = fileURLToPath(new URL("../../src/cli/main.ts", import.meta.url));
+const NODE_FLOOR = fileURLToPath(new URL("./node-floor.ts", import.meta.url));
 
 /** User + system CPU seconds of `pid` so far, or NaN where /proc is unavailable. */
 export function cpuSeconds(pid: number): number {
@@ -43,15 +44,25 @@ async function waitLine(child: ChildProcess, pattern: RegExp): Promise<string> {
   throw new Error(`process exited: ${seen}`);
 }
 
-/** Starts `llmd router` (default config) over `upstreams`; resolves once it listens. */
-export async function startRouterProcess(
-  upstreams: readonly string[],
-): Promise<{ url: string; child: ChildProcess }> {
-  const args = ["--import", "tsx", CLI_MAIN, "router", "--port", "0", "--host", "127.0.0.1"];
-  const child = spawn(process.execPath, [...args, "--endpoints", upstreams.join(",")], {
+/** Starts a TypeScript server script that prints `listening on <url>`; resolves with its URL. */
+async function startListener(args: readonly string[]): Promise<{ url: string; child: ChildProcess }> {
+  const child = spawn(process.execPath, ["--import", "tsx", ...args], {
     stdio: ["ignore", "pipe", "inherit"],
   });
   return { url: await waitLine(child, /listening on (http:\/\/\S+)/), child };
+}
+
+/** Starts `llmd router` (default config) over `upstreams`; resolves once it listens. */
+export function startRouterProcess(
+  upstreams: readonly string[],
+): Promise<{ url: string; child: ChildProcess }> {
+  const flags = ["--port", "0", "--host", "127.0.0.1", "--endpoints", upstreams.join(",")];
+  return startListener([CLI_MAIN, "router", ...flags]);
+}
+
+/** Starts the bare Node.js proxy (node-floor.ts) over `upstreams`. */
+export function startNodeFloor(upstreams: readonly string[]): Promise<{ url: string; child: ChildProcess }> {
+  return startListener([NODE_FLOOR, ...upstreams]);
 }
 
 async function freePort(): Promise<number> {
