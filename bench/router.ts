@@ -1,10 +1,12 @@
 /**
- * `npm run bench -- router [--seconds 5] [--warmup 2] [--rates 100,500,1000] [--concurrency 32] [--nice 0]`:
- * what the router adds per request. Two zero-latency simulators (so only proxy cost shows) are
+ * `npm run bench -- router [--seconds 5] [--warmup 2] [--rates 100,500,1000] [--concurrency 32]
+ * [--nice=0] [--prompts unique|same]`: what the router adds per request. Two zero-latency simulators (so only proxy cost shows) are
  * reached directly, through `llmd router` (default config), through a bare Node.js proxy (the
  * floor any Node proxy pays) and through nginx (one process, round-robin, when installed). The
- * load generator is a separate process (bench/router/load.ts). `--nice -10` runs every measured
+ * load generator is a separate process (bench/router/load.ts). `--nice=-10` runs every measured
  * process and the load generator at that OS priority, damping other jobs on a shared machine.
+ * Prompts are short (`hi <n>`) and unique by default; with `--prompts same` every request is `hi`,
+ * and the router's prefix affinity (rightly) pins them all to one simulator.
  * Prints (a) latency at fixed open-loop rates, (b) closed-loop throughput, each with the server
  * process's CPU time per request (from /proc: robust when the machine is shared).
  */
@@ -31,18 +33,19 @@ const { values } = parseArgs({
     rates: { type: "string", default: "100,500,1000" },
     concurrency: { type: "string", default: "32" },
     nice: { type: "string", default: "0" },
+    prompts: { type: "string", default: "unique" },
   },
 });
 /** OS priority of every measured process and of the load generator (negative needs root). */
 const NICE = Number(values.nice);
 const MODEL = "bench-model";
-const BODY = JSON.stringify({ model: MODEL, prompt: "hi", max_tokens: 1 });
+const PROMPTS = values.prompts === "same" ? "same" : "unique";
 const LOAD_WORKER = fileURLToPath(new URL("./router/load.ts", import.meta.url));
 
 /** Runs one job in a fresh load-generator process; CPU of `target` is read around the window. */
 async function measure(
   target: Target,
-  job: Omit<LoadJob, "url" | "body">,
+  job: Omit<LoadJob, "url" | "model" | "prompts">,
 ): Promise<LoadResult & { cpuUs: number }> {
   const worker = fork(LOAD_WORKER, [], { execArgv: ["--import", "tsx"], stdio: "inherit" });
   prioritise(worker.pid);
@@ -54,7 +57,7 @@ async function measure(
     });
     worker.once("exit", (code) => reject(new Error(`load generator exited with ${code}`)));
   });
-  worker.send({ ...job, url: target.url, body: BODY } satisfies LoadJob);
+  worker.send({ ...job, url: target.url, model: MODEL, prompts: PROMPTS } satisfies LoadJob);
   const r = await result;
   const cpuUs = ((cpuSeconds(target.pid) - cpuAtStart) * 1e6) / Math.max(1, r.requests + r.errors);
   await once(worker, "exit").catch(() => {});
@@ -137,14 +140,14 @@ async function throughputTable(targets: Target[], seconds: number, warmup: numbe
       "server CPU µs/req": Math.round(r.cpuUs),
     });
   }
-  console.log(`\n(b) closed loop, ${concurrency} concurrent, short prompt, ${seconds} s`);
+  console.log(`\n(b) closed loop, ${concurrency} concurrent, short prompts (${PROMPTS}), ${seconds} s`);
   console.table(rows);
 }
 
 const seconds = Number(values.seconds);
 const warmup = Number(values.warmup);
 console.log(
-  `node ${process.version}, nginx ${nginxVersion()}, nice ${NICE}, load average at start: ${load()}`,
+  `node ${process.version}, nginx ${nginxVersion()}, nice ${NICE}, prompts ${PROMPTS}, load average at start: ${load()}`,
 );
 const { targets, children, stopSims } = await startTargets();
 try {

@@ -9,7 +9,9 @@ import { Pool } from "undici";
 /** One measurement: open loop at `rate` req/s, or closed loop with `concurrency` workers. */
 export interface LoadJob {
   url: string;
-  body: string;
+  model: string;
+  /** "unique": prompt `hi <n>` per request (the router's policy spreads them); "same": always `hi`. */
+  prompts: "unique" | "same";
   seconds: number;
   warmupSeconds: number;
   rate?: number;
@@ -31,8 +33,17 @@ export interface LoadResult {
 class Recorder {
   latencies: number[] = [];
   errors = 0;
+  private sent = 0;
 
-  async send(pool: Pool, body: string): Promise<void> {
+  constructor(private readonly job: LoadJob) {}
+
+  private body(): string {
+    const prompt = this.job.prompts === "same" ? "hi" : `hi ${this.sent++}`;
+    return JSON.stringify({ model: this.job.model, prompt, max_tokens: 1 });
+  }
+
+  async send(pool: Pool): Promise<void> {
+    const body = this.body();
     const started = performance.now();
     try {
       const res = await pool.request({
@@ -54,7 +65,7 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Sends every request due by now, so timer lateness never lowers the offered rate. */
 async function openLoop(pool: Pool, job: LoadJob, rate: number, seconds: number): Promise<Recorder> {
-  const recorder = new Recorder();
+  const recorder = new Recorder(job);
   const pending: Promise<void>[] = [];
   const interval = 1000 / rate;
   const total = Math.round(rate * seconds);
@@ -62,7 +73,7 @@ async function openLoop(pool: Pool, job: LoadJob, rate: number, seconds: number)
   let sent = 0;
   while (sent < total) {
     const due = Math.min(total, Math.floor((performance.now() - start) / interval) + 1);
-    for (; sent < due; sent++) pending.push(recorder.send(pool, job.body));
+    for (; sent < due; sent++) pending.push(recorder.send(pool));
     await sleep(Math.max(0, start + sent * interval - performance.now()));
   }
   await Promise.all(pending);
@@ -70,10 +81,10 @@ async function openLoop(pool: Pool, job: LoadJob, rate: number, seconds: number)
 }
 
 async function closedLoop(pool: Pool, job: LoadJob, concurrency: number, seconds: number): Promise<Recorder> {
-  const recorder = new Recorder();
+  const recorder = new Recorder(job);
   const end = performance.now() + seconds * 1000;
   const worker = async () => {
-    while (performance.now() < end) await recorder.send(pool, job.body);
+    while (performance.now() < end) await recorder.send(pool);
   };
   await Promise.all(Array.from({ length: concurrency }, worker));
   return recorder;
