@@ -1,0 +1,44 @@
+/**
+ * CI smoke of `npm run bench -- router` at its smallest size: it must start every target, push
+ * requests through each without errors and print both tables. Asserts structure, never timings.
+ */
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { once } from "node:events";
+import { describe, it } from "node:test";
+import { fileURLToPath } from "node:url";
+
+const BENCH = fileURLToPath(new URL("../../bench/router.ts", import.meta.url));
+const ARGS = ["--seconds", "0.4", "--warmup", "0.2", "--rates", "50", "--concurrency", "2"];
+
+/** `[target, ok, errors]` of every open-loop row of a console.table. */
+function openLoopRows(text: string): [string, number, number][] {
+  const rows: [string, number, number][] = [];
+  for (const match of text.matchAll(/│ \d+\s+│ '([^']+)'\s+│ 50\s+│ (\d+)\s+│ (\d+)\s+│/g))
+    rows.push([match[1] as string, Number(match[2]), Number(match[3])]);
+  return rows;
+}
+
+describe("bench router (smoke)", () => {
+  it("measures every target without errors and prints both tables", async () => {
+    const child = spawn(process.execPath, ["--import", "tsx", BENCH, ...ARGS], {
+      stdio: ["ignore", "pipe", "inherit"],
+    });
+    let out = "";
+    child.stdout.on("data", (chunk: Buffer) => {
+      out += chunk.toString();
+    });
+    const [code] = await once(child, "exit");
+    assert.equal(code, 0, out);
+    assert.match(out, /\(a\) open loop at fixed rates/);
+    assert.match(out, /\(b\) closed loop, 2 concurrent/);
+    const rows = openLoopRows(out);
+    const names = rows.map(([name]) => name);
+    for (const expected of ["direct (one sim)", "llmd router", "node floor (bare proxy)"])
+      assert.ok(names.includes(expected), `${expected} in ${names}`);
+    for (const [name, ok, errors] of rows) {
+      assert.ok(ok > 0, `${name} answered nothing`);
+      assert.equal(errors, 0, `${name} had errors`);
+    }
+  });
+});
