@@ -27,12 +27,22 @@ export function endpointOrigin(meta: EndpointMetadata): string {
 /** Lazily created undici pools keyed by origin. */
 export class Upstreams {
   private readonly pools = new Map<string, Pool>();
+  /** Per metadata object (stable while the endpoint is unchanged): skips building the origin string. */
+  private readonly byMetadata = new WeakMap<EndpointMetadata, Pool>();
 
   constructor(private readonly options: UpstreamOptions = {}) {}
 
   /** The pool for an endpoint (same instance for the same origin). */
   get(meta: EndpointMetadata): Pool {
-    const origin = endpointOrigin(meta);
+    let pool = this.byMetadata.get(meta);
+    if (!pool || pool.destroyed) {
+      pool = this.forOrigin(endpointOrigin(meta));
+      this.byMetadata.set(meta, pool);
+    }
+    return pool;
+  }
+
+  private forOrigin(origin: string): Pool {
     let pool = this.pools.get(origin);
     if (!pool) {
       pool = new Pool(origin, {
