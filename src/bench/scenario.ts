@@ -56,6 +56,17 @@ const workloadSchema = z.discriminatedUnion("type", [
     questionTokens: z.int().positive().default(1200),
     outputTokens: z.int().positive().default(1000),
   }),
+  z.strictObject({
+    type: z.literal("tenants"),
+    /** Offered load as a multiple of fleet capacity (the base rates). */
+    load: positive.default(1),
+    chatSessionsPerS: z.number().nonnegative().optional(),
+    agentBurstsPerS: z.number().nonnegative().optional(),
+    burstSize: z.int().positive().optional(),
+    batchPerS: positive.optional(),
+    batchInputTokens: z.int().min(1001).optional(),
+    batchOutputTokens: z.int().positive().optional(),
+  }),
 ]);
 
 /** Engine options passed through to `createEngine` (names as in src/engine/options.ts). */
@@ -90,6 +101,8 @@ export const scenarioSchema = z.strictObject({
   }),
   router: z.union([z.strictObject({ config: z.string() }), z.strictObject({ configText: z.string() })]),
   workload: workloadSchema,
+  /** InferenceObjective name → priority (requests name their objective; unknown or none = 0). */
+  objectives: z.record(z.string(), z.int()).default({}),
   slo: z
     .strictObject({ ttftMs: positive.default(2000), itlMs: positive.default(50) })
     .default({ ttftMs: 2000, itlMs: 50 }),

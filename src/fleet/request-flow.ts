@@ -1,7 +1,8 @@
 /**
  * One request's path through the simulated router, in the order the gateway runs it:
- * prepare → schedule → preRequest → (engine) → firstToken → complete (exactly once), plus the
- * bookkeeping the metrics need (record, ideal-cache hit, closed-loop follow-ups).
+ * arrive (admission) → prepare → schedule → preRequest → (engine) → firstToken → complete (exactly
+ * once), plus the bookkeeping the metrics need (record, ideal-cache hit, closed-loop follow-ups).
+ * Every arrival gets exactly one final outcome (served, rejected-<reason>, evicted, failed-<code>).
  */
 import { LlmdError } from "../api/errors.ts";
 import type { Clock } from "../core/clock.ts";
@@ -9,12 +10,14 @@ import type { Endpoint } from "../endpoints/endpoint.ts";
 import type { EngineRequest, StepOutput } from "../engine/types.ts";
 import type {
   RequestScheduler,
+  ResponseUsage,
   SchedulingContext,
   SchedulingRequest,
   TerminationCause,
 } from "../scheduler/framework/types.ts";
 import type { IdealPrefixCache } from "../bench/metrics/ideal-cache.ts";
 import { newRecord, type RequestRecord } from "../bench/metrics/records.ts";
+import type { FlowItem } from "../flow-control/types.ts";
 import type { SyntheticPromptBuilder } from "../bench/workloads/synthetic-prompt.ts";
 import type { Arrival, Workload, WorkloadRequest } from "../bench/workloads/types.ts";
 
@@ -27,6 +30,26 @@ export interface RequestFlowOptions {
   model: string;
   /** Clock time of workload time 0, ms. */
   originMs: number;
+  /** InferenceObjective name → priority (unknown or none = 0). */
+  objectives: Readonly<Record<string, number>>;
+}
+
+/**
+ * A request's final outcome: `served`, a flow-control `rejected-<reason>`, `evicted`,
+ * `failed-<code>` (scheduler or engine refused it), or `unfinished` (still running at the drain cut).
+ */
+export type FleetOutcome = string;
+
+/** A request record plus who sent it and how it ended. */
+export interface FleetRecord extends RequestRecord {
+  /** Objective name (`default` when none). */
+  tenant: string;
+  fairnessId: string;
+  priority: number;
+  /** Set exactly once, when the request leaves the system. */
+  outcome?: FleetOutcome;
+  /** Time spent waiting in admission before scheduling, ms (NaN if never dispatched). */
+  queuedMs: number;
 }
 
 /** A request that reached an endpoint decision. */
@@ -37,49 +60,86 @@ export interface Dispatched {
 
 interface Live {
   request: WorkloadRequest;
-  record: RequestRecord;
-  ctx: SchedulingContext;
+  record: FleetRecord;
+  ctx: SchedulingContext | undefined;
   endpoint: Endpoint | undefined;
 }
 
 /** Tracks every request from arrival to its follow-ups. */
 export class RequestFlow {
-  readonly records: RequestRecord[] = [];
+  readonly records: FleetRecord[] = [];
+  private readonly waiting = new Map<string, Live>();
   private readonly lives = new Map<string, Live>();
   private readonly ended = new Map<string, Live>();
 
   constructor(private readonly o: RequestFlowOptions) {}
 
-  /** Requests dispatched and not yet finished. */
+  /** Requests arrived and not yet ended (waiting in admission or running). */
   get live(): number {
-    return this.lives.size;
+    return this.lives.size + this.waiting.size;
+  }
+
+  /** A request arrives: recorded now; returns the flow-control item admission decides on. */
+  arrive(arrival: Arrival): FlowItem {
+    const request = arrival.request;
+    const tenant = request.objective ?? "default";
+    const record: FleetRecord = {
+      ...newRecord(request.id, request.kind ?? "default", arrival.atMs, request.inputTokens),
+      tenant,
+      fairnessId: request.fairnessId ?? "default-flow",
+      priority: this.o.objectives[tenant] ?? 0,
+      queuedMs: Number.NaN,
+    };
+    this.records.push(record);
+    this.waiting.set(request.id, { request, record, ctx: undefined, endpoint: undefined });
+    return {
+      id: request.id,
+      fairnessId: record.fairnessId,
+      priority: record.priority,
+      bytes: request.inputTokens * 4,
+      enqueuedAt: this.o.clock.now(),
+      inputTokens: request.inputTokens,
+      ...(request.sessionId ? { sessionId: request.sessionId } : {}),
+    };
+  }
+
+  /** Admission dropped a waiting request with `outcome` (its llm-d reason). */
+  drop(id: string, outcome: FleetOutcome): void {
+    const live = this.waiting.get(id);
+    if (!live) return;
+    this.waiting.delete(id);
+    live.record.error = outcome;
+    live.record.endMs = this.o.clock.now() - this.o.originMs;
+    this.settle(live, outcome);
   }
 
   /**
-   * Schedules a request; undefined when the scheduler rejected it (recorded as failed). Returns a
-   * promise only when a producer is asynchronous (built-ins are not), so the event loop stays sync.
+   * Schedules an admitted request; undefined when the scheduler rejected it (recorded as failed).
+   * Returns a promise only when a producer is asynchronous (built-ins are not), so the event loop
+   * stays synchronous.
    */
   dispatch(
-    arrival: Arrival,
+    id: string,
+    queuedMs: number,
     endpoints: readonly Endpoint[],
   ): Dispatched | undefined | Promise<Dispatched | undefined> {
-    const request = arrival.request;
-    const record = newRecord(request.id, request.kind ?? "default", arrival.atMs, request.inputTokens);
-    this.records.push(record);
-    const tokens = this.o.prompts.tokens(request.segments);
+    const live = this.waiting.get(id)!;
+    this.waiting.delete(id);
+    live.record.queuedMs = queuedMs;
+    const tokens = this.o.prompts.tokens(live.request.segments);
     const ctx: SchedulingContext = {
-      request: this.schedulingRequest(request, tokens),
+      request: this.schedulingRequest(live.request, live.record, tokens),
       state: new Map(),
       clock: this.o.clock,
     };
-    const live: Live = { request, record, ctx, endpoint: undefined };
+    live.ctx = ctx;
     const pending = this.o.scheduler.prepare(ctx, endpoints);
-    if (pending) return pending.then(() => this.decide(live, endpoints));
-    return this.decide(live, endpoints);
+    if (pending) return pending.then(() => this.decide(live, ctx, endpoints));
+    return this.decide(live, ctx, endpoints);
   }
 
-  private decide(live: Live, endpoints: readonly Endpoint[]): Dispatched | undefined {
-    const { request, record, ctx } = live;
+  private decide(live: Live, ctx: SchedulingContext, endpoints: readonly Endpoint[]): Dispatched | undefined {
+    const { request, record } = live;
     const result = this.o.scheduler.schedule(ctx, endpoints);
     const endpoint =
       result instanceof LlmdError
@@ -87,7 +147,8 @@ export class RequestFlow {
         : result.profileResults.get(result.primaryProfileName)?.targetEndpoints[0];
     if (result instanceof LlmdError || !endpoint) {
       record.error = result instanceof LlmdError ? result.code : "no-endpoint";
-      this.ended.set(request.id, live);
+      record.endMs = this.o.clock.now() - this.o.originMs;
+      this.settle(live, `failed-${record.error}`);
       return undefined;
     }
     this.o.scheduler.preRequest(ctx, result);
@@ -114,7 +175,34 @@ export class RequestFlow {
     const live = this.lives.get(id);
     if (!live) return;
     live.record.error = reason;
-    this.finish(live, "error");
+    live.record.endMs = this.o.clock.now() - this.o.originMs;
+    this.finish(live, "error", `failed-${reason}`);
+  }
+
+  /** Flow control evicted a running request (the host aborted it in its engine). */
+  evict(id: string): void {
+    const live = this.lives.get(id);
+    if (!live) return;
+    live.record.error = "evicted";
+    live.record.endMs = this.o.clock.now() - this.o.originMs;
+    this.finish(live, "evicted", "evicted");
+  }
+
+  /** Endpoint index of a running request (-1 when not running). */
+  endpointOf(id: string): number {
+    return this.lives.get(id)?.record.endpoint ?? -1;
+  }
+
+  /** Token usage of an ended request for flow-control accounting (undefined unless served). */
+  usage(id: string): ResponseUsage | undefined {
+    const r = this.ended.get(id)?.record;
+    if (r?.outcome !== "served") return undefined;
+    return { promptTokens: r.inputTokens, completionTokens: r.outputTokens, cachedTokens: r.cachedTokens };
+  }
+
+  /** End of run: requests still running are marked `unfinished` (none should be). */
+  closeUnfinished(): void {
+    for (const live of this.lives.values()) this.settle(live, "unfinished");
   }
 
   /** Applies one step output at `nowMs` (clock time); true when the request finished. */
@@ -126,12 +214,12 @@ export class RequestFlow {
     if (output.first) {
       record.firstTokenMs = nowMs - this.o.originMs;
       record.cachedTokens = output.cachedTokens;
-      this.o.scheduler.firstToken(live.ctx, endpoint);
+      this.o.scheduler.firstToken(live.ctx!, endpoint);
     }
     if (!output.finished) return false;
     record.endMs = nowMs - this.o.originMs;
     record.outputTokens = output.generated;
-    this.finish(live, "natural");
+    this.finish(live, "natural", "served");
     return true;
   }
 
@@ -145,18 +233,25 @@ export class RequestFlow {
     return workload.onComplete(live.request, endMs, ok);
   }
 
-  private finish(live: Live, cause: TerminationCause): void {
-    const r = live.record;
-    this.lives.delete(r.id);
-    this.ended.set(r.id, live);
-    const usage =
-      cause === "natural"
-        ? { promptTokens: r.inputTokens, completionTokens: r.outputTokens, cachedTokens: r.cachedTokens }
-        : undefined;
-    this.o.scheduler.complete(live.ctx, live.endpoint!, cause, usage);
+  private finish(live: Live, cause: TerminationCause, outcome: FleetOutcome): void {
+    this.lives.delete(live.record.id);
+    this.settle(live, outcome);
+    this.o.scheduler.complete(live.ctx!, live.endpoint!, cause, this.usage(live.record.id));
   }
 
-  private schedulingRequest(request: WorkloadRequest, tokens: Uint32Array): SchedulingRequest {
+  /** Gives a request its one final outcome; a second one is a simulator bug. */
+  private settle(live: Live, outcome: FleetOutcome): void {
+    if (live.record.outcome !== undefined)
+      throw new Error(`request ${live.record.id} ended twice (${live.record.outcome}, then ${outcome})`);
+    live.record.outcome = outcome;
+    this.ended.set(live.record.id, live);
+  }
+
+  private schedulingRequest(
+    request: WorkloadRequest,
+    record: FleetRecord,
+    tokens: Uint32Array,
+  ): SchedulingRequest {
     const prompts = this.o.prompts;
     let text: string | undefined;
     return {
@@ -172,8 +267,8 @@ export class RequestFlow {
       tokens,
       body: { model: this.o.model, max_tokens: request.outputTokens, stream: true },
       bodyBytes: request.inputTokens * 4,
-      priority: 0,
-      fairnessId: "default-flow",
+      priority: record.priority,
+      fairnessId: record.fairnessId,
       attributes: new Map(),
     };
   }

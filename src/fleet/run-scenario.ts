@@ -12,6 +12,7 @@ import { createWorkload } from "../bench/workloads/index.ts";
 import { Rng } from "../bench/workloads/rng.ts";
 import { SyntheticPromptBuilder } from "../bench/workloads/synthetic-prompt.ts";
 import { LlmdError } from "../api/errors.ts";
+import { createFleetAdmission } from "./admission.ts";
 import { type FleetResult, runFleet } from "./simulator.ts";
 
 /** A finished scenario run. */
@@ -47,6 +48,15 @@ export async function runScenario(
     replicas: scenario.fleet.replicas,
     createEngine: (i) => createEngine({ ...engineOptions, seed: scenario.seed + i }),
     scheduler: router.scheduler,
+    createAdmission: (endpoints) =>
+      createFleetAdmission({
+        flowControlGate: router.featureGates.flowControl === true,
+        config: router.flowControl,
+        plugins: router.plugins,
+        clock,
+        endpoints,
+      }),
+    objectives: scenario.objectives,
     clock,
     workload: createWorkload(scenario.workload, { seed: scenario.seed, durationMs }),
     prompts: new SyntheticPromptBuilder(),

@@ -4,19 +4,23 @@
  * token; an idle engine schedules nothing) and per-replica scrapes. The router's view is
  * reproduced as in production: scraped metrics (stale between scrapes), dispatchedSinceScrape,
  * the producers' own state (e.g. the optimistic prefix index written in preRequest) and in-flight
- * accounting through firstToken/complete. Deterministic for given inputs.
+ * accounting through firstToken/complete. Admission (flow control or llm-d's legacy shedding)
+ * sits in front of scheduling, as in the gateway. Deterministic for given inputs.
  */
 import type { ManualClock } from "../core/clock.ts";
 import type { Endpoint } from "../endpoints/endpoint.ts";
 import type { Engine, StepResult } from "../engine/types.ts";
 import type { RequestScheduler } from "../scheduler/framework/types.ts";
 import { IdealPrefixCache } from "../bench/metrics/ideal-cache.ts";
-import { LoadTimeline, type RequestRecord } from "../bench/metrics/records.ts";
+import { LoadTimeline } from "../bench/metrics/records.ts";
 import type { SyntheticPromptBuilder } from "../bench/workloads/synthetic-prompt.ts";
 import type { Arrival, Workload } from "../bench/workloads/types.ts";
+import type { FlowExit } from "../flow-control/types.ts";
+import type { VirtualFlowStep } from "../flow-control/host/virtual.ts";
+import type { FleetAdmission } from "./admission.ts";
 import { EventQueue } from "./event-queue.ts";
 import { Replica } from "./replica.ts";
-import { type Dispatched, RequestFlow } from "./request-flow.ts";
+import { type Dispatched, type FleetRecord, RequestFlow } from "./request-flow.ts";
 
 /** Virtual clock time of workload time 0 (the clock's 0 means "never scraped" to plugins). */
 export const CLOCK_ORIGIN_MS = 1000;
@@ -26,6 +30,10 @@ export interface FleetOptions {
   replicas: number;
   createEngine(index: number): Engine;
   scheduler: RequestScheduler;
+  /** Builds the admission stage over the fleet's endpoints (see admission.ts). */
+  createAdmission(endpoints: () => readonly Endpoint[]): FleetAdmission;
+  /** InferenceObjective name → priority. */
+  objectives?: Readonly<Record<string, number>>;
   /** Shared with the scheduler's plugins; must read CLOCK_ORIGIN_MS or less at start. */
   clock: ManualClock;
   workload: Workload;
@@ -47,7 +55,8 @@ export interface FleetOptions {
 
 /** What a run produced. */
 export interface FleetResult {
-  records: RequestRecord[];
+  /** One per arrival, each with exactly one outcome. */
+  records: FleetRecord[];
   timeline: LoadTimeline;
   preemptions: number;
   /** Workload time when the run stopped, ms. */
@@ -61,6 +70,7 @@ type SimEvent =
   | { at: number; seq: number; kind: "arrival"; arrival: Arrival; open: boolean }
   | { at: number; seq: number; kind: "step"; replica: Replica; step: StepResult }
   | { at: number; seq: number; kind: "scrape"; replica: Replica }
+  | { at: number; seq: number; kind: "flow-wake" }
   | { at: number; seq: number; kind: "progress" };
 
 /** Runs one simulation to completion. */
@@ -75,6 +85,9 @@ class FleetSimulator {
   private readonly endpoints: Endpoint[] = [];
   private readonly timeline: LoadTimeline;
   private readonly flow: RequestFlow;
+  private readonly admission: FleetAdmission;
+  /** Time of the one pending `flow-wake` event (others in the queue are stale). */
+  private wakeAt: number | undefined;
   private steps = 0;
   private events = 0;
 
@@ -93,7 +106,9 @@ class FleetSimulator {
       ideal: new IdealPrefixCache(o.blockTokens),
       model: o.model,
       originMs: CLOCK_ORIGIN_MS,
+      objectives: o.objectives ?? {},
     });
+    this.admission = o.createAdmission(() => this.endpoints);
   }
 
   async run(): Promise<FleetResult> {
@@ -115,6 +130,8 @@ class FleetSimulator {
       const pending = this.handle(event);
       if (pending) await pending;
     }
+    await this.apply(this.admission.shutdown(o.clock.now()));
+    this.flow.closeUnfinished();
     return {
       records: this.flow.records,
       timeline: this.timeline,
@@ -143,7 +160,11 @@ class FleetSimulator {
           kind: "scrape",
           replica: event.replica,
         });
-        return;
+        return this.apply(this.admission.saturationChanged(event.at));
+      case "flow-wake":
+        if (event.at !== this.wakeAt) return;
+        this.wakeAt = undefined;
+        return this.apply(this.admission.wake(event.at));
       case "progress":
         this.o.onProgress?.(event.at - CLOCK_ORIGIN_MS);
         this.queue.push({ at: event.at + (this.o.progressEveryMs ?? 10_000), seq: 0, kind: "progress" });
@@ -164,22 +185,81 @@ class FleetSimulator {
   }
 
   private arrive(arrival: Arrival): void | Promise<void> {
-    const dispatched = this.flow.dispatch(arrival, this.endpoints);
-    if (dispatched instanceof Promise) return dispatched.then((d) => this.place(arrival, d));
-    this.place(arrival, dispatched);
+    const item = this.flow.arrive(arrival);
+    return this.apply(this.admission.enqueue(item, this.o.clock.now()));
   }
 
-  private place(arrival: Arrival, dispatched: Dispatched | undefined): void {
-    if (!dispatched) return this.followUps(arrival.request.id);
+  /**
+   * Carries out admission's answers: drops, evictions, and dispatches (each placement may release
+   * the next). Synchronous unless an asynchronous producer ran.
+   */
+  private apply(first: VirtualFlowStep): void | Promise<void> {
+    const steps = [first];
+    for (let step = steps.pop(); step; step = steps.pop()) {
+      for (const exit of step.dropped) this.drop(exit);
+      for (const exit of step.evicted) steps.push(this.evict(exit.item.id));
+      for (let i = 0; i < step.dispatched.length; i++) {
+        const exit = step.dispatched[i]!;
+        const dispatched = this.flow.dispatch(exit.item.id, exit.queuedMs, this.endpoints);
+        if (dispatched instanceof Promise) {
+          const rest = { ...step, dropped: [], evicted: [], dispatched: step.dispatched.slice(i + 1) };
+          return dispatched.then((d) => {
+            steps.push(rest, this.place(exit, d));
+            return this.applyAll(steps);
+          });
+        }
+        steps.push(this.place(exit, dispatched));
+      }
+      this.armWake(step.wakeAt);
+    }
+  }
+
+  private applyAll(steps: VirtualFlowStep[]): void | Promise<void> {
+    for (let step = steps.shift(); step; step = steps.shift()) {
+      const pending = this.apply(step);
+      if (pending) return pending.then(() => this.applyAll(steps));
+    }
+  }
+
+  private armWake(at: number | undefined): void {
+    if (at === undefined || (this.wakeAt !== undefined && this.wakeAt <= at)) return;
+    this.wakeAt = Math.max(at, this.o.clock.now());
+    this.queue.push({ at: this.wakeAt, seq: 0, kind: "flow-wake" });
+  }
+
+  private drop(exit: FlowExit): void {
+    this.flow.drop(exit.item.id, exit.outcome);
+    this.followUps(exit.item.id);
+  }
+
+  /** Aborts an evicted request in its engine; admission learns it completed. */
+  private evict(id: string): VirtualFlowStep {
+    const replica = this.replicas[this.flow.endpointOf(id)];
+    if (replica?.engine.abort(id)) replica.touched();
+    this.flow.evict(id);
+    this.followUps(id);
+    return this.admission.completed(id, undefined, this.o.clock.now());
+  }
+
+  /** Hands a scheduled request to its engine; returns admission's answer to it. */
+  private place(exit: FlowExit, dispatched: Dispatched | undefined): VirtualFlowStep {
+    const id = exit.item.id;
+    const now = this.o.clock.now();
+    if (!dispatched) {
+      this.followUps(id);
+      return this.admission.completed(id, undefined, now);
+    }
     const replica = this.byEndpoint.get(dispatched.endpoint)!;
     replica.dispatched();
-    const rejection = replica.engine.add(dispatched.engineRequest, this.o.clock.now());
+    const rejection = replica.engine.add(dispatched.engineRequest, now);
     if (rejection) {
-      this.flow.fail(dispatched.engineRequest.id, rejection.reason);
-      return this.followUps(arrival.request.id);
+      this.flow.fail(id, rejection.reason);
+      this.followUps(id);
+      return this.admission.completed(id, undefined, now);
     }
-    this.flow.admitted(dispatched.engineRequest.id);
+    this.flow.admitted(id);
     this.kick(replica);
+    return this.admission.placed(id, now, dispatched.endpoint.metadata.key);
   }
 
   private kick(replica: Replica): void {
@@ -193,13 +273,18 @@ class FleetSimulator {
     this.queue.push({ at: now + step.durationMs, seq: 0, kind: "step", replica, step });
   }
 
-  private stepEnded(replica: Replica, step: StepResult, now: number): void {
+  private stepEnded(replica: Replica, step: StepResult, now: number): void | Promise<void> {
     replica.stepping = false;
     this.timeline.add(replica.index, step.startMs - CLOCK_ORIGIN_MS, step.prefillTokens);
+    let pending: Promise<void> | undefined;
     for (const output of step.outputs) {
-      if (this.flow.progress(output, step.startMs, now, replica.endpoint)) this.followUps(output.id);
+      if (!this.flow.progress(output, step.startMs, now, replica.endpoint)) continue;
+      this.followUps(output.id);
+      const answer = this.admission.completed(output.id, this.flow.usage(output.id), now);
+      pending = pending ? pending.then(() => this.apply(answer)) : (this.apply(answer) ?? undefined);
     }
     this.kick(replica);
+    return pending;
   }
 
   private followUps(requestId: string): void {

@@ -8,6 +8,7 @@ import { ClosedLoopWorkload, type SessionFactory } from "./closed-loop.ts";
 import { MooncakeWorkload } from "./mooncake.ts";
 import { Rng } from "./rng.ts";
 import { SharedPrefixWorkload } from "./shared-prefix.ts";
+import { TENANT_DEFAULTS, TenantMixWorkload } from "./tenants.ts";
 import type { Workload } from "./types.ts";
 import { loadWekaSessions, type WekaSession, wekaPlan } from "./weka.ts";
 
@@ -39,6 +40,10 @@ export function createWorkload(spec: WorkloadSpec, run: WorkloadRun): Workload {
         seed: run.seed,
       };
       return closedLoop(spec, run, (i) => agenticSession(options, i));
+    }
+    case "tenants": {
+      const { type: _, ...rates } = spec;
+      return new TenantMixWorkload({ ...TENANT_DEFAULTS, ...definedOnly(rates), ...run, load: spec.load });
     }
     case "chat": {
       const options = { ...CHAT_DEFAULTS, thinkMeanMs: spec.thinkMeanS * 1000, seed: run.seed };

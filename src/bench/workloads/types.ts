@@ -29,6 +29,10 @@ export interface WorkloadRequest {
   outputTokens: number;
   /** Traffic class for per-class reports (e.g. `main`, `sub-agent`, `code`, `conv`). */
   kind?: string;
+  /** InferenceObjective name (`x-llm-d-inference-objective`); the scenario maps it to a priority. */
+  objective?: string;
+  /** Flow-control fairness id (`x-llm-d-inference-fairness-id`): tenant or agent program. */
+  fairnessId?: string;
 }
 
 /** A request and when it is issued, in milliseconds of workload time (0 = run start). */
@@ -63,7 +67,7 @@ export function makeRequest(
   id: string,
   segments: Segment[],
   outputTokens: number,
-  extra: { sessionId?: string; kind?: string } = {},
+  extra: Pick<WorkloadRequest, "sessionId" | "kind" | "objective" | "fairnessId"> = {},
 ): WorkloadRequest {
   let inputTokens = 0;
   for (const s of segments) inputTokens += s.tokens;
