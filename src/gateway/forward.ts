@@ -21,13 +21,15 @@ export type ForwardOutcome =
 /** One upstream request. */
 export interface ForwardRequest {
   path: string;
-  headers: Record<string, string>;
+  headers: Readonly<Record<string, string>>;
   body: Buffer;
   requestId: string;
   /** Endpoint key echoed in `x-llmd-endpoint`. */
   endpointKey: string;
   /** Called once, when the first body byte arrives (first token for streams). */
   onFirstByte: () => void;
+  /** Headers plugins added for the client response (llm-d's `response-headers` state). */
+  responseHeaders?: ReadonlyMap<string, string> | undefined;
 }
 
 /** Largest non-streaming upstream body the gateway buffers (64 MiB). */
@@ -108,7 +110,7 @@ class ForwardHandler implements Dispatcher.DispatchHandler {
     if (!this.res.destroyed) {
       this.res.writeHead(
         statusCode,
-        clientResponseHeaders(headers, this.req.endpointKey, this.req.requestId),
+        clientResponseHeaders(headers, this.req.endpointKey, this.req.requestId, this.req.responseHeaders),
       );
       this.res.flushHeaders();
     }
@@ -168,7 +170,8 @@ class ForwardHandler implements Dispatcher.DispatchHandler {
 
   private sendBuffered(body: Buffer): void {
     if (this.res.destroyed) return;
-    const headers = clientResponseHeaders(this.headers, this.req.endpointKey, this.req.requestId);
+    const { endpointKey, requestId, responseHeaders } = this.req;
+    const headers = clientResponseHeaders(this.headers, endpointKey, requestId, responseHeaders);
     headers["content-length"] = body.length;
     this.res.writeHead(this.status, headers);
     this.res.end(body);

@@ -34,18 +34,42 @@ export function upstreamRequestHeaders(
   return out;
 }
 
-/** Headers for the client response: the upstream's minus hop-by-hop, plus llm-d's markers. */
+/**
+ * Headers for the client response: the upstream's minus hop-by-hop, plus llm-d's markers and
+ * the headers plugins asked for (`extra`, e.g. a session-affinity token).
+ */
 export function clientResponseHeaders(
   upstream: IncomingHttpHeaders,
   endpointKey: string,
   requestId: string,
+  extra?: ReadonlyMap<string, string>,
 ): OutgoingHttpHeaders {
   const out: OutgoingHttpHeaders = {};
   for (const name in upstream) {
     if (!HOP_BY_HOP.has(name)) out[name] = upstream[name];
   }
+  if (extra) addPluginHeaders(out, extra);
   out[SERVED_BY_HEADER] = endpointKey;
   out["x-went-into-resp-headers"] = "true";
   out["x-request-id"] = requestId;
   return out;
+}
+
+/** `base` plus the headers plugins set for the upstream request; `base` itself when there are none. */
+export function withPluginHeaders(
+  base: Readonly<Record<string, string>>,
+  extra: ReadonlyMap<string, string> | undefined,
+): Readonly<Record<string, string>> {
+  if (!extra || extra.size === 0) return base;
+  const out = { ...base };
+  addPluginHeaders(out, extra);
+  return out;
+}
+
+/** Plugin-set headers never override hop-by-hop or length headers the proxy owns. */
+function addPluginHeaders(out: Record<string, unknown>, extra: ReadonlyMap<string, string>): void {
+  for (const [name, value] of extra) {
+    const lower = name.toLowerCase();
+    if (!HOP_BY_HOP.has(lower)) out[lower] = value;
+  }
 }

@@ -8,10 +8,12 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { LlmdError } from "../api/errors.ts";
 import type { Clock } from "../core/clock.ts";
 import type { Endpoint } from "../endpoints/endpoint.ts";
+import { UPSTREAM_HEADERS_STATE_KEY } from "../scheduler/framework/data-keys.ts";
 import type { RequestScheduler, SchedulingContext, SchedulingRequest } from "../scheduler/framework/types.ts";
+import { RESPONSE_HEADERS_STATE_KEY } from "../scheduler/plugins/shared/session-affinity.ts";
 import { readBody } from "./body.ts";
 import { type ForwardOutcome, forward } from "./forward.ts";
-import { upstreamRequestHeaders } from "./headers.ts";
+import { upstreamRequestHeaders, withPluginHeaders } from "./headers.ts";
 import type { InflightTracker } from "./inflight.ts";
 import type { GatewayMetrics, ModelSeries } from "./metrics.ts";
 import {
@@ -70,6 +72,12 @@ export async function handleInference(
   await new RequestFlow(deps, request, upstreamBody(request, raw), series, res).run(endpoints);
 }
 
+/** A header map a plugin left in `ctx.state` under `key`, if any. */
+function stateHeaders(ctx: SchedulingContext, key: string): ReadonlyMap<string, string> | undefined {
+  const value = ctx.state.get(key);
+  return value instanceof Map ? (value as ReadonlyMap<string, string>) : undefined;
+}
+
 function missingEndpointsError(pool: GatewayPool, model: string): LlmdError {
   const models = pool.models();
   return models.length > 0 && !models.includes(model) ? unknownModel(model) : noEndpoints(model);
@@ -85,7 +93,7 @@ function upstreamBody(request: SchedulingRequest, raw: Buffer): Buffer {
 class RequestFlow {
   private readonly startedAt: number;
   private firstByteAt: number | undefined;
-  private readonly headers: Record<string, string>;
+  private readonly headers: Readonly<Record<string, string>>;
   private readonly streaming: boolean;
 
   constructor(
@@ -143,6 +151,7 @@ class RequestFlow {
     return "done";
   }
 
+  /** Forwards to `target` with the headers PreRequest plugins left in `ctx.state` (llm-d's contract). */
   private async dispatch(ctx: SchedulingContext, target: Endpoint): Promise<ForwardOutcome> {
     const { pool, inflight, upstreams, scheduler } = this.deps;
     const key = target.metadata.key;
@@ -153,7 +162,7 @@ class RequestFlow {
         upstreams.get(target.metadata),
         {
           path: this.request.path,
-          headers: this.headers,
+          headers: withPluginHeaders(this.headers, stateHeaders(ctx, UPSTREAM_HEADERS_STATE_KEY)),
           body: this.body,
           requestId: this.request.requestId,
           endpointKey: key,
@@ -161,6 +170,7 @@ class RequestFlow {
             this.firstByteAt = performance.now();
             scheduler.firstToken(ctx, target);
           },
+          responseHeaders: stateHeaders(ctx, RESPONSE_HEADERS_STATE_KEY),
         },
         this.res,
       );
