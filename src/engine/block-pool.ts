@@ -6,6 +6,7 @@
  * Every block is in exactly one state: free (blank, ref 0), cached (hashed, ref 0) or used (ref > 0).
  */
 import type { BlockOrigin, KvEventBuffer } from "./kv-events.ts";
+import { BlockHashTable } from "./hash-table.ts";
 import type { OffloadTiers } from "./offload-tiers.ts";
 
 const NONE = -1;
@@ -29,7 +30,7 @@ export class BlockPool {
   private readonly lora: (string | null)[];
   private readonly next: Int32Array;
   private readonly prev: Int32Array;
-  private readonly cache = new Map<number, number>();
+  private readonly cache: BlockHashTable;
   /** Sentinel node index `capacity` closes the circular free list. */
   private readonly sentinel: number;
   private freeLength = 0;
@@ -49,6 +50,7 @@ export class BlockPool {
     this.lora = new Array(capacity).fill(null);
     this.next = new Int32Array(capacity + 1);
     this.prev = new Int32Array(capacity + 1);
+    this.cache = new BlockHashTable(capacity);
     this.sentinel = capacity;
     this.next[this.sentinel] = this.prev[this.sentinel] = this.sentinel;
     for (let b = 0; b < capacity; b++) this.linkBefore(b, this.sentinel);
@@ -67,7 +69,7 @@ export class BlockPool {
 
   /** Block holding `hash`, or −1. */
   lookup(hash: number): number {
-    return this.cache.get(hash) ?? NONE;
+    return this.cache.get(hash);
   }
 
   /** True when block `b` is unreferenced (so taking it costs one free block). */
@@ -111,8 +113,7 @@ export class BlockPool {
     offset: number,
     lora: string | null,
   ): boolean {
-    if (this.cache.has(hash)) return false;
-    this.cache.set(hash, b);
+    if (!this.cache.insertIfAbsent(hash, b)) return false;
     this.hash[b] = hash;
     this.parent[b] = parent;
     this.src[b] = src;
@@ -137,10 +138,10 @@ export class BlockPool {
   /** Forgets every cached hash; false (and nothing done) while any block is referenced. */
   clearCache(): boolean {
     if (this.freeLength !== this.capacity) return false;
-    for (const b of this.cache.values()) {
+    this.cache.forEachValue((b) => {
       this.hash[b] = NONE;
       this.src[b] = null;
-    }
+    });
     this.cache.clear();
     this.cachedFree = 0;
     return true;

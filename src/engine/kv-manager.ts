@@ -28,6 +28,8 @@ export class KvManager {
   private readonly blockBytes: number;
   /** Tier of each offload hit found by the last lookup (reused). */
   private tierOfHit: KvTier[] = [];
+  /** GPU blocks found by the last lookup (reused, grown on demand), so admission looks each hash up once. */
+  private gpuHitBlocks = new Int32Array(1024);
 
   constructor(o: ResolvedEngineOptions) {
     this.blockSize = o.blockSize;
@@ -45,11 +47,14 @@ export class KvManager {
   admit(s: Sequence, budget: number, shape: StepShape): number {
     const B = this.blockSize;
     const maxHit = this.caching ? Math.min(s.hashes.length, Math.floor((s.total - 1) / B)) : 0;
+    if (maxHit > this.gpuHitBlocks.length) this.gpuHitBlocks = new Int32Array(maxHit * 2);
+    const found = this.gpuHitBlocks;
     let gpuHits = 0;
     let hitsToTake = 0;
     for (; gpuHits < maxHit; gpuHits++) {
       const b = this.pool.lookup(s.hashes[gpuHits]!);
       if (b < 0) break;
+      found[gpuHits] = b;
       if (this.pool.isFree(b)) hitsToTake++;
     }
     const offloadHits = this.findOffloaded(s, gpuHits, maxHit);
@@ -58,7 +63,7 @@ export class KvManager {
     const newBlocks = Math.ceil((cached + n) / B) - gpuHits;
     if (newBlocks + hitsToTake > this.pool.freeBlocks) return 0;
     for (let i = 0; i < gpuHits; i++) {
-      const b = this.pool.lookup(s.hashes[i]!);
+      const b = found[i]!;
       this.pool.acquire(b);
       s.blocks.push(b);
     }
