@@ -1,12 +1,13 @@
 /**
  * `npm run bench -- router [--seconds 5] [--warmup 2] [--rates 100,500,1000] [--concurrency 32]
- * [--nice=0] [--prompts unique|same]`: what the router adds per request. Two zero-latency simulators (so only proxy cost shows) are
+ * [--nice=0] [--prompts unique|same] [--rounds 1]`: what the router adds per request. Two zero-latency simulators (so only proxy cost shows) are
  * reached directly, through `llmd router` (default config), through a bare Node.js proxy (the
  * floor any Node proxy pays) and through nginx (one process, round-robin, when installed). The
  * load generator is a separate process (bench/router/load.ts). `--nice=-10` runs every measured
  * process and the load generator at that OS priority, damping other jobs on a shared machine.
  * Prompts are short (`hi <n>`) and unique by default; with `--prompts same` every request is `hi`,
- * and the router's prefix affinity (rightly) pins them all to one simulator.
+ * and the router's prefix affinity (rightly) pins them all to one simulator. `--rounds N` repeats
+ * every measurement N times with the targets interleaved and prints medians.
  * Prints (a) latency at fixed open-loop rates, (b) closed-loop throughput, each with the server
  * process's CPU time per request (from /proc: robust when the machine is shared).
  */
@@ -34,19 +35,22 @@ const { values } = parseArgs({
     concurrency: { type: "string", default: "32" },
     nice: { type: "string", default: "0" },
     prompts: { type: "string", default: "unique" },
+    rounds: { type: "string", default: "1" },
   },
 });
 /** OS priority of every measured process and of the load generator (negative needs root). */
 const NICE = Number(values.nice);
 const MODEL = "bench-model";
 const PROMPTS = values.prompts === "same" ? "same" : "unique";
+/** Each measurement is repeated this many times, targets interleaved; rows show medians. */
+const ROUNDS = Math.max(1, Number(values.rounds));
 const LOAD_WORKER = fileURLToPath(new URL("./router/load.ts", import.meta.url));
 
 /** Runs one job in a fresh load-generator process; CPU of `target` is read around the window. */
-async function measure(
-  target: Target,
-  job: Omit<LoadJob, "url" | "model" | "prompts">,
-): Promise<LoadResult & { cpuUs: number }> {
+type Measured = LoadResult & { cpuUs: number };
+type Job = Omit<LoadJob, "url" | "model" | "prompts">;
+
+async function measure(target: Target, job: Job): Promise<Measured> {
   const worker = fork(LOAD_WORKER, [], { execArgv: ["--import", "tsx"], stdio: "inherit" });
   prioritise(worker.pid);
   let cpuAtStart = Number.NaN;
@@ -62,6 +66,36 @@ async function measure(
   const cpuUs = ((cpuSeconds(target.pid) - cpuAtStart) * 1e6) / Math.max(1, r.requests + r.errors);
   await once(worker, "exit").catch(() => {});
   return { ...r, cpuUs };
+}
+
+function median(values: number[]): number {
+  const sorted = values.filter(Number.isFinite).sort((a, b) => a - b);
+  return sorted.length === 0 ? Number.NaN : (sorted[(sorted.length - 1) >> 1] as number);
+}
+
+/** Medians of the statistics over rounds; counts and durations summed. */
+function combine(runs: Measured[]): Measured {
+  const med = (pick: (r: Measured) => number) => median(runs.map(pick));
+  const sum = (pick: (r: Measured) => number) => runs.reduce((acc, r) => acc + pick(r), 0);
+  return {
+    requests: sum((r) => r.requests),
+    errors: sum((r) => r.errors),
+    seconds: sum((r) => r.seconds),
+    p50: med((r) => r.p50),
+    p90: med((r) => r.p90),
+    p99: med((r) => r.p99),
+    p999: med((r) => r.p999),
+    max: Math.max(...runs.map((r) => r.max)),
+    cpuUs: med((r) => r.cpuUs),
+  };
+}
+
+/** `job` on every target, ROUNDS times with targets interleaved, so a busy spell hits all alike. */
+async function measureAll(targets: readonly Target[], job: Job): Promise<Measured[]> {
+  const runs: Measured[][] = targets.map(() => []);
+  for (let round = 0; round < ROUNDS; round++)
+    for (const [i, target] of targets.entries()) runs[i]?.push(await measure(target, job));
+  return runs.map(combine);
 }
 
 const ms = (v: number | null) => (typeof v === "number" && Number.isFinite(v) ? v.toFixed(2) : "n/a");
@@ -104,12 +138,11 @@ async function startTargets(): Promise<{
 async function latencyTable(targets: Target[], seconds: number, warmup: number): Promise<void> {
   const rows: Record<string, string | number>[] = [];
   for (const rate of String(values.rates).split(",").map(Number)) {
-    let directP50 = Number.NaN;
-    for (const target of targets) {
-      const r = await measure(target, { rate, seconds, warmupSeconds: warmup });
-      if (rows.length % targets.length === 0) directP50 = r.p50;
+    const results = await measureAll(targets, { rate, seconds, warmupSeconds: warmup });
+    const directP50 = results[0]?.p50 ?? Number.NaN;
+    for (const [i, r] of results.entries()) {
       rows.push({
-        target: target.name,
+        target: targets[i]?.name ?? "",
         "req/s": rate,
         ok: r.requests,
         errors: r.errors,
@@ -122,27 +155,29 @@ async function latencyTable(targets: Target[], seconds: number, warmup: number):
       });
     }
   }
-  console.log(`\n(a) open loop at fixed rates, ${seconds} s each after ${warmup} s warm-up`);
+  console.log(`\n(a) open loop at fixed rates, ${seconds} s each after ${warmup} s warm-up, ${roundsNote()}`);
   console.table(rows);
 }
 
 async function throughputTable(targets: Target[], seconds: number, warmup: number): Promise<void> {
   const concurrency = Number(values.concurrency);
-  const rows: Record<string, string | number>[] = [];
-  for (const target of targets) {
-    const r = await measure(target, { concurrency, seconds, warmupSeconds: warmup });
-    rows.push({
-      target: target.name,
-      concurrency,
-      "req/s": Math.round(r.requests / r.seconds),
-      "p50 ms": ms(r.p50),
-      "p99 ms": ms(r.p99),
-      "server CPU µs/req": Math.round(r.cpuUs),
-    });
-  }
-  console.log(`\n(b) closed loop, ${concurrency} concurrent, short prompts (${PROMPTS}), ${seconds} s`);
+  const results = await measureAll(targets, { concurrency, seconds, warmupSeconds: warmup });
+  const rows = results.map((r, i) => ({
+    target: targets[i]?.name ?? "",
+    concurrency,
+    "req/s": Math.round(r.requests / r.seconds),
+    "p50 ms": ms(r.p50),
+    "p99 ms": ms(r.p99),
+    "server CPU µs/req": Math.round(r.cpuUs),
+  }));
+  console.log(
+    `\n(b) closed loop, ${concurrency} concurrent, short prompts (${PROMPTS}), ${seconds} s, ${roundsNote()}`,
+  );
   console.table(rows);
 }
+
+const roundsNote = () =>
+  ROUNDS === 1 ? "1 round" : `${ROUNDS} interleaved rounds (medians; ok and req/s over all rounds)`;
 
 const seconds = Number(values.seconds);
 const warmup = Number(values.warmup);
