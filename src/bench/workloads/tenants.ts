@@ -3,7 +3,8 @@
  * - `chat` (objective `chat`, priority 100 in the examples): multi-turn conversations starting as
  *   a Poisson process, each turn a think time after the previous answer (closed loop per chat);
  * - `agents` (objective `agents`, priority 0): two programs (fairness ids `program-a`,
- *   `program-b`), each firing bursts of `burstSize` sub-agent requests at Poisson times; a burst
+ *   `program-b`), each firing a burst of `burstSize` sub-agent requests every 1/rate seconds
+ *   (±25% jitter; the programs are half a period apart, so their demand is equal); a burst
  *   shares the program's system prompt and the task context, each sub-agent adds its own step;
  * - `batch` (objective `batch`, priority −10): one long prompt with a long output at a steady rate.
  * Every rate is its base rate times `load`; base rates are one fleet capacity of 8 H200 replicas
@@ -24,7 +25,7 @@ export interface TenantMixOptions {
   chatTurns: [number, number];
   /** Mean think time between chat turns, ms. */
   chatThinkMeanMs: number;
-  /** Bursts per second per agent program at load 1. */
+  /** Bursts per second per agent program at load 1 (regular, jittered). */
   agentBurstsPerS: number;
   burstSize: number;
   /** Sub-agents of one burst arrive spread over this window, ms. */
@@ -45,17 +46,17 @@ export interface TenantMixOptions {
 
 /** Base rates and shapes (one fleet capacity of 8 × h200-llama3-8b at load 1). */
 export const TENANT_DEFAULTS: Omit<TenantMixOptions, "load" | "seed" | "durationMs"> = {
-  chatSessionsPerS: 2,
+  chatSessionsPerS: 5.2,
   chatTurns: [4, 8],
   chatThinkMeanMs: 3000,
-  agentBurstsPerS: 0.1,
+  agentBurstsPerS: 0.26,
   burstSize: 50,
   burstSpreadMs: 500,
   agentSystemTokens: 4000,
   agentTaskTokens: 2000,
   agentStepMedian: 400,
   agentOutputMedian: 300,
-  batchPerS: 2,
+  batchPerS: 5.2,
   batchInputTokens: 8000,
   batchOutputTokens: 1000,
 };
@@ -77,7 +78,7 @@ export class TenantMixWorkload implements Workload {
 
   constructor(private readonly o: TenantMixOptions) {
     this.planChats();
-    AGENT_PROGRAMS.forEach((program, p) => this.planAgents(program, p));
+    for (const [p, program] of AGENT_PROGRAMS.entries()) this.planAgents(program, p);
     this.planBatch();
     this.events.sort((a, b) => a.atMs - b.atMs);
   }
@@ -135,7 +136,12 @@ export class TenantMixWorkload implements Workload {
     const rng = new Rng(`tenants-agents:${o.seed}:${program}`);
     const system = blockSegments(`agents:${program}:system`, 0, o.agentSystemTokens, 64);
     let burst = 0;
-    for (const atMs of poissonTimes(rng, o.agentBurstsPerS * o.load, o.durationMs)) {
+    for (const atMs of jitteredTimes(
+      rng,
+      o.agentBurstsPerS * o.load,
+      p / AGENT_PROGRAMS.length,
+      o.durationMs,
+    )) {
       const b = burst++;
       const task = blockSegments(`agents:${program}:task:${b}`, 0, o.agentTaskTokens, 64);
       for (let k = 0; k < o.burstSize; k++) {
@@ -176,5 +182,16 @@ function poissonTimes(rng: Rng, perS: number, durationMs: number): number[] {
   const out: number[] = [];
   if (perS <= 0) return out;
   for (let t = rng.exponential(1000 / perS); t < durationMs; t += rng.exponential(1000 / perS)) out.push(t);
+  return out;
+}
+
+/** One time per period, starting at `phase` periods, each moved by up to ±25% of a period. */
+function jitteredTimes(rng: Rng, perS: number, phase: number, durationMs: number): number[] {
+  const out: number[] = [];
+  if (perS <= 0) return out;
+  const periodMs = 1000 / perS;
+  for (let k = phase + 0.5; k * periodMs < durationMs; k++) {
+    out.push(Math.max(0, (k + (rng.next() - 0.5) / 2) * periodMs));
+  }
   return out;
 }

@@ -1,0 +1,69 @@
+/**
+ * Issue 5's flow-control experiments: the three-tenant scenario under each router config at each
+ * offered load, one table row per tenant. Usage:
+ *   node --import tsx src/fleet/flow-experiments.ts [--loads 0.5,1,1.5,2]
+ *     [--configs no-flow-control,llm-d-flow-control,ours] [--set key=value ...]
+ * Configs are files in examples/scenarios/tenants/ (name without .yaml).
+ */
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { parseArgs } from "node:util";
+import { loadScenario } from "../bench/scenario.ts";
+import { runScenario } from "./run-scenario.ts";
+import { type TenantReport, type TenantSummary, tenantReport } from "./tenant-report.ts";
+
+const dir = join(dirname(fileURLToPath(import.meta.url)), "../../examples/scenarios/tenants");
+
+const { values } = parseArgs({
+  options: {
+    loads: { type: "string", default: "0.5,1,1.5,2" },
+    configs: { type: "string", default: "no-flow-control,llm-d-flow-control,ours" },
+    set: { type: "string", multiple: true, default: [] },
+  },
+});
+
+const fmt = (ms: number) =>
+  Number.isNaN(ms) ? "-" : ms < 10_000 ? `${Math.round(ms)}` : `${(ms / 1000).toFixed(1)}s`;
+
+function row(config: string, load: string, t: TenantSummary): string {
+  const dropped = Object.entries(t.dropped)
+    .map(([reason, n]) => `${reason.replace("rejected-", "")}:${n}`)
+    .join(" ");
+  return [
+    config.padEnd(19),
+    load.padStart(4),
+    t.tenant.padEnd(7),
+    String(t.priority).padStart(4),
+    String(t.arrivals).padStart(6),
+    String(t.served).padStart(6),
+    fmt(t.ttftP50).padStart(7),
+    fmt(t.ttftP99).padStart(7),
+    `${fmt(t.rejectWaitP50)}/${fmt(t.rejectWaitMax)}`.padStart(12),
+    String(t.lost).padStart(4),
+    dropped || "-",
+  ].join(" ");
+}
+
+function fairness(report: TenantReport): string {
+  const service = Object.entries(report.service)
+    .map(([id, s]) => `${id}=${(s / 1e6).toFixed(2)}M`)
+    .join(" ");
+  return `  agents Jain ${report.jain.toFixed(3)} (${service})`;
+}
+
+console.log(
+  `${"config".padEnd(19)} load tenant  prio  arriv served ttft50  ttft99  rejwait50/max lost dropped`,
+);
+for (const config of values.configs.split(",")) {
+  for (const load of values.loads.split(",")) {
+    const overrides = [`router.config=${config}.yaml`, `workload.load=${load}`, ...values.set];
+    const scenario = loadScenario(join(dir, "tenants.yaml"), overrides);
+    const run = await runScenario(scenario);
+    const report = tenantReport(run.result.records, scenario.warmupS * 1000, scenario.durationS * 1000);
+    for (const tenant of report.tenants) console.log(row(config, load, tenant));
+    const speed = run.result.simulatedMs / Math.max(1, run.result.wallMs);
+    console.log(
+      `${fairness(report)}  [${(run.result.wallMs / 1000).toFixed(0)} s wall, ${speed.toFixed(0)}× real time]`,
+    );
+  }
+}

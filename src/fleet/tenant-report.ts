@@ -1,0 +1,107 @@
+/**
+ * Per-tenant outcome summary of a fleet run (flow-control experiments): TTFT of served requests,
+ * rejections by reason and how long a rejected client waited for its answer, evictions, requests
+ * left without an outcome, and Jain's index over the agent programs' service.
+ */
+import type { FleetRecord } from "./request-flow.ts";
+
+/** One tenant's numbers over the measurement window (times in ms). */
+export interface TenantSummary {
+  tenant: string;
+  priority: number;
+  arrivals: number;
+  served: number;
+  ttftP50: number;
+  ttftP99: number;
+  /** Outcome (other than served) → count. */
+  dropped: Record<string, number>;
+  /** How long rejected requests waited for their answer: p50 and max, ms (NaN if none). */
+  rejectWaitP50: number;
+  rejectWaitMax: number;
+  /** Requests with no outcome, or still running when the run stopped (must be 0). */
+  lost: number;
+}
+
+/** The whole run's table plus the fairness figure. */
+export interface TenantReport {
+  tenants: TenantSummary[];
+  /** Service (input + 2 × output tokens of served requests) per fairness id of `fairnessTenant`. */
+  service: Record<string, number>;
+  /** Jain's index over `service` (1 = equal; 1/n = one flow got everything). NaN if no flows. */
+  jain: number;
+}
+
+/** Summarises records with arrivals in [fromMs, toMs); `fairnessTenant` names whose flows to compare. */
+export function tenantReport(
+  records: readonly FleetRecord[],
+  fromMs: number,
+  toMs: number,
+  fairnessTenant = "agents",
+): TenantReport {
+  const byTenant = new Map<string, FleetRecord[]>();
+  const service: Record<string, number> = {};
+  for (const r of records) {
+    if (r.arrivalMs < fromMs || r.arrivalMs >= toMs) continue;
+    let list = byTenant.get(r.tenant);
+    if (!list) byTenant.set(r.tenant, (list = []));
+    list.push(r);
+    if (r.tenant !== fairnessTenant) continue;
+    service[r.fairnessId] ??= 0;
+    if (r.outcome === "served") service[r.fairnessId]! += r.inputTokens + 2 * r.outputTokens;
+  }
+  const tenants = [...byTenant.entries()]
+    .map(([tenant, list]) => summarizeTenant(tenant, list))
+    .sort((a, b) => b.priority - a.priority);
+  return { tenants, service, jain: jainIndex(Object.values(service)) };
+}
+
+function summarizeTenant(tenant: string, list: FleetRecord[]): TenantSummary {
+  const ttft: number[] = [];
+  const rejectWait: number[] = [];
+  const dropped: Record<string, number> = {};
+  let served = 0;
+  let lost = 0;
+  for (const r of list) {
+    if (r.outcome === "served") {
+      served++;
+      ttft.push(r.firstTokenMs - r.arrivalMs);
+    } else if (r.outcome === undefined || r.outcome === "unfinished") {
+      lost++;
+    } else {
+      dropped[r.outcome] = (dropped[r.outcome] ?? 0) + 1;
+      if (r.outcome.startsWith("rejected-")) rejectWait.push(r.endMs - r.arrivalMs);
+    }
+  }
+  ttft.sort((a, b) => a - b);
+  rejectWait.sort((a, b) => a - b);
+  return {
+    tenant,
+    priority: list[0]!.priority,
+    arrivals: list.length,
+    served,
+    ttftP50: quantile(ttft, 0.5),
+    ttftP99: quantile(ttft, 0.99),
+    dropped,
+    rejectWaitP50: quantile(rejectWait, 0.5),
+    rejectWaitMax: rejectWait.at(-1) ?? Number.NaN,
+    lost,
+  };
+}
+
+/** Jain's fairness index (Σx)² / (n·Σx²); 1 when all equal, NaN for no values, 1 when all zero. */
+export function jainIndex(values: readonly number[]): number {
+  if (values.length === 0) return Number.NaN;
+  let sum = 0;
+  let squares = 0;
+  for (const v of values) {
+    sum += v;
+    squares += v * v;
+  }
+  return squares === 0 ? 1 : (sum * sum) / (values.length * squares);
+}
+
+/** Nearest-rank quantile of ascending `sorted` (NaN when empty). */
+function quantile(sorted: readonly number[], q: number): number {
+  if (sorted.length === 0) return Number.NaN;
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))]!;
+}
