@@ -1,0 +1,92 @@
+import assert from "node:assert/strict";
+import { dirname, join } from "node:path";
+import { describe, it } from "node:test";
+import { fileURLToPath } from "node:url";
+import { loadScenario } from "../../src/bench/scenario.ts";
+import type { FleetRecord } from "../../src/fleet/request-flow.ts";
+import { runScenario } from "../../src/fleet/run-scenario.ts";
+import { jainIndex, tenantReport } from "../../src/fleet/tenant-report.ts";
+
+const here = dirname(fileURLToPath(import.meta.url));
+const tenants = join(here, "../../examples/scenarios/tenants/tenants.yaml");
+
+/** A tiny overloaded tenants run: 2 replicas at roughly 2× their capacity for 20 s. */
+async function run(config: string) {
+  const scenario = loadScenario(tenants, [
+    `router.config=${config}.yaml`,
+    "fleet.replicas=2",
+    "durationS=20",
+    "warmupS=0",
+    "drainS=60",
+    "workload.load=0.5",
+  ]);
+  return (await runScenario(scenario)).result.records;
+}
+
+function byTenant(records: readonly FleetRecord[], tenant: string): FleetRecord[] {
+  return records.filter((r) => r.tenant === tenant);
+}
+
+describe("fleet flow control (tiny tenants scenario)", () => {
+  for (const config of ["no-flow-control", "llm-d-flow-control", "ours"]) {
+    it(`${config}: every arrival ends exactly once, none lost`, async () => {
+      const records = await run(config);
+      assert.ok(records.length > 200, `only ${records.length} arrivals`);
+      assert.equal(new Set(records.map((r) => r.id)).size, records.length);
+      for (const r of records) {
+        assert.ok(r.outcome !== undefined && r.outcome !== "unfinished", `${r.id}: ${r.outcome}`);
+        assert.equal(r.outcome === "served", r.error === undefined, r.id);
+        if (r.outcome === "served") assert.ok(r.firstTokenMs >= r.arrivalMs && r.endMs >= r.firstTokenMs);
+        else assert.ok(Number.isFinite(r.endMs), `${r.id} has no end time`);
+      }
+      assert.deepEqual(new Set(records.map((r) => r.tenant)), new Set(["chat", "agents", "batch"]));
+    });
+  }
+
+  it("without flow control only the sheddable batch tenant is rejected, at once", async () => {
+    const records = await run("no-flow-control");
+    const dropped = records.filter((r) => r.outcome !== "served");
+    assert.ok(dropped.length > 0, "overload should shed some batch");
+    for (const r of dropped) {
+      assert.equal(r.tenant, "batch");
+      assert.equal(r.outcome, "rejected-saturated");
+      assert.ok(Math.abs(r.endMs - r.arrivalMs) < 1e-6, `${r.id} waited for its 429`);
+    }
+  });
+
+  it("tuned flow control: chat is never dropped and waits far less than agents; batch is shed first", async () => {
+    const records = await run("ours");
+    const chat = byTenant(records, "chat");
+    assert.ok(chat.every((r) => r.outcome === "served"));
+    const meanWait = (list: FleetRecord[]) =>
+      list.reduce((sum, r) => sum + (Number.isNaN(r.queuedMs) ? 0 : r.queuedMs), 0) / list.length;
+    assert.ok(meanWait(chat) * 10 < meanWait(byTenant(records, "agents")));
+    const shedShare = (tenant: string) => {
+      const list = byTenant(records, tenant);
+      return list.filter((r) => r.outcome !== "served").length / list.length;
+    };
+    assert.ok(shedShare("batch") > shedShare("agents"), "batch must be shed before agents");
+    for (const r of byTenant(records, "batch")) {
+      if (r.outcome !== "served")
+        assert.ok(
+          r.endMs - r.arrivalMs <= 100 + 1e-6,
+          `${r.id} waited ${r.endMs - r.arrivalMs} ms for its 429`,
+        );
+    }
+    const { tenants: rows } = tenantReport(records, 0, 20_000);
+    assert.deepEqual(
+      rows.map((t) => [t.tenant, t.priority]),
+      [
+        ["chat", 100],
+        ["agents", 0],
+        ["batch", -10],
+      ],
+    );
+  });
+
+  it("Jain's index: 1 for equal service, 1/n when one flow gets everything", () => {
+    assert.equal(jainIndex([5, 5]), 1);
+    assert.equal(jainIndex([7, 0]), 0.5);
+    assert.equal(jainIndex([1, 3]), 16 / 20);
+  });
+});
