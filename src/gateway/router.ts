@@ -4,12 +4,9 @@
  * the same wiring.
  */
 import { fileURLToPath } from "node:url";
-import { loadConfig, type RuntimeConfig } from "../config/index.ts";
+import { endpointPoolOptionsFromConfig, loadConfig, type RuntimeConfig } from "../config/index.ts";
 import type { EndpointMetadata } from "../endpoints/endpoint.ts";
 import { EndpointPool, type EndpointPoolOptions } from "../endpoints/pool.ts";
-import { fileDiscoverySource } from "../endpoints/sources/file-discovery.ts";
-import type { EndpointSource } from "../endpoints/sources/source.ts";
-import { staticSource } from "../endpoints/sources/static-source.ts";
 import { type Gateway, startGateway } from "./server.ts";
 import type { GatewayOptions } from "./types.ts";
 
@@ -18,7 +15,10 @@ export const DEFAULT_CONFIG_PATH = fileURLToPath(
   new URL("../../examples/configs/default.yaml", import.meta.url),
 );
 
-/** What to start. Exactly one of `endpoints` / `endpointsFile` names the model servers. */
+/**
+ * What to start. `endpoints` or `endpointsFile` name the model servers; without either, the
+ * config's `dataLayer.discovery` (llm-d `file-discovery`) must.
+ */
 export interface RouterOptions
   extends Omit<GatewayOptions, "scheduler" | "pool">,
     Pick<EndpointPoolOptions, "scrapeIntervalMs" | "log"> {
@@ -42,22 +42,20 @@ export interface Router {
   close(): Promise<void>;
 }
 
-function endpointSource(options: RouterOptions): EndpointSource {
-  if (options.endpointsFile) return fileDiscoverySource({ path: options.endpointsFile });
-  if (options.endpoints && options.endpoints.length > 0) return staticSource(options.endpoints);
-  throw new Error("no endpoints: give --endpoints, --endpoints-file or LLMD_ENDPOINTS");
-}
-
 /** Loads the config (throws ConfigError on an invalid one), starts the pool, then the gateway. */
 export async function startRouter(options: RouterOptions): Promise<Router> {
   const config = loadConfig(options.config ?? { path: DEFAULT_CONFIG_PATH }, {
     allowExperimentalPlugins: options.allowExperimentalPlugins ?? false,
   });
-  const pool = new EndpointPool({
-    source: endpointSource(options),
-    ...(options.scrapeIntervalMs === undefined ? {} : { scrapeIntervalMs: options.scrapeIntervalMs }),
-    ...(options.log ? { log: options.log } : {}),
-  });
+  // The config's data layer (discovery, scrape interval, metric names); flags win, as in llm-d.
+  const pool = new EndpointPool(
+    endpointPoolOptionsFromConfig(config, {
+      ...(options.endpoints ? { endpoints: options.endpoints } : {}),
+      ...(options.endpointsFile ? { endpointsFile: options.endpointsFile } : {}),
+      ...(options.scrapeIntervalMs === undefined ? {} : { scrapeIntervalMs: options.scrapeIntervalMs }),
+      ...(options.log ? { log: options.log } : {}),
+    }),
+  );
   await pool.start();
   let gateway: Gateway;
   try {
