@@ -3,9 +3,16 @@
  * directly, with sensible defaults. Not used by production code.
  */
 import { type Clock, ManualClock } from "../../core/clock.ts";
-import { type Endpoint, type EndpointMetrics, emptyMetrics } from "../../endpoints/endpoint.ts";
+import { type Endpoint, type EndpointMetrics, emptyMetrics, ROLE_LABEL } from "../../endpoints/endpoint.ts";
 import { defaultTokenizer } from "../../tokenizer/tokenizer.ts";
-import type { Plugin, PluginEnvironment, SchedulingContext, SchedulingRequest } from "./types.ts";
+import type {
+  Filter,
+  Plugin,
+  PluginDefinition,
+  PluginEnvironment,
+  SchedulingContext,
+  SchedulingRequest,
+} from "./types.ts";
 
 /** Options of `makeEndpoint`: a name plus any metric or label overrides. */
 export interface TestEndpointOptions {
@@ -77,4 +84,28 @@ export function seededRandom(seed: number): () => number {
     t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
+}
+
+/** Every `llm-d.ai/role` value llm-d defines, for role-filter tests. */
+const ALL_ROLES = [
+  "encode",
+  "prefill",
+  "decode",
+  "encode-prefill",
+  "prefill-decode",
+  "encode-prefill-decode",
+  "both",
+];
+
+/**
+ * Names of the endpoints a role filter keeps, from one endpoint per llm-d role (named after it) plus one
+ * without a role label (named `unlabeled`).
+ */
+export function rolesKeptBy(definition: PluginDefinition<unknown>): string[] {
+  const filter = definition.create({}, makeEnv(definition.type)) as Filter;
+  const endpoints = [
+    ...ALL_ROLES.map((role) => makeEndpoint(role, { labels: { [ROLE_LABEL]: role } })),
+    makeEndpoint("unlabeled"),
+  ];
+  return filter.filter(makeContext(), endpoints).map((e) => e.metadata.name);
 }
