@@ -9,4 +9,11 @@ import { registerUp } from "./up.ts";
 
 export type RegisterCommand = (program: Command) => void;
 
-export const commands: RegisterCommand[] = [registerSim, registerSimulate, registerRouter, registerUp, registerBench, registerPlugins];
+export const commands: RegisterCommand[] = [
+  registerSim,
+  registerSimulate,
+  registerRouter,
+  registerUp,
+  registerBench,
+  registerPlugins,
+];
