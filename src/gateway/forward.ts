@@ -6,6 +6,7 @@
  */
 import type { IncomingHttpHeaders, ServerResponse } from "node:http";
 import type { Dispatcher } from "undici";
+import { LlmdError } from "../api/errors.ts";
 import type { ResponseUsage, TerminationCause } from "../scheduler/framework/types.ts";
 import { clientResponseHeaders } from "./headers.ts";
 import { endStreamWithError, sendError, upstreamFailure } from "./respond.ts";
@@ -30,6 +31,11 @@ export interface ForwardRequest {
   onFirstByte: () => void;
   /** Headers plugins added for the client response (llm-d's `response-headers` state). */
   responseHeaders?: ReadonlyMap<string, string> | undefined;
+  /**
+   * Aborted when flow control evicts the request; its `reason` (an `LlmdError`, 429 `evicted`)
+   * answers the client: as an error body, or as an SSE error event once a stream started.
+   */
+  signal?: AbortSignal | undefined;
 }
 
 /** Largest non-streaming upstream body the gateway buffers (64 MiB). */
@@ -80,6 +86,15 @@ class ForwardHandler implements Dispatcher.DispatchHandler {
     this.controller?.abort(new ClientGone("client disconnected"));
   };
   private readonly resumeUpstream = (): void => this.controller?.resume();
+  private evictedWith: LlmdError | undefined;
+  private readonly onEvict = (): void => {
+    const reason = this.req.signal?.reason;
+    this.evictedWith =
+      reason instanceof LlmdError
+        ? reason
+        : new LlmdError("evicted", "request evicted", { status: 429, droppedReason: "evicted" });
+    this.controller?.abort(this.evictedWith);
+  };
 
   constructor(
     private readonly req: ForwardRequest,
@@ -88,6 +103,13 @@ class ForwardHandler implements Dispatcher.DispatchHandler {
   ) {}
 
   start(dispatcher: Dispatcher): void {
+    const signal = this.req.signal;
+    if (signal?.aborted) {
+      this.onEvict();
+      this.answerEvicted(this.evictedWith as LlmdError);
+      return;
+    }
+    signal?.addEventListener("abort", this.onEvict, { once: true });
     this.res.once("close", this.onClientClose);
     const { path, headers, body } = this.req;
     dispatcher.dispatch({ origin: undefined, path, method: "POST", headers, body }, this);
@@ -95,7 +117,8 @@ class ForwardHandler implements Dispatcher.DispatchHandler {
 
   onRequestStart(controller: Dispatcher.DispatchController): void {
     this.controller = controller;
-    if (this.clientGone || this.res.destroyed) controller.abort(new ClientGone("client disconnected"));
+    if (this.evictedWith) controller.abort(this.evictedWith);
+    else if (this.clientGone || this.res.destroyed) controller.abort(new ClientGone("client disconnected"));
   }
 
   onResponseStart(
@@ -147,6 +170,10 @@ class ForwardHandler implements Dispatcher.DispatchHandler {
   }
 
   onResponseError(_controller: Dispatcher.DispatchController, error: Error): void {
+    if (this.evictedWith) {
+      this.answerEvicted(this.evictedWith);
+      return;
+    }
     if (this.clientGone || error instanceof ClientGone) {
       this.finish({ kind: "done", cause: "client-disconnect", status: 499, usage: undefined });
       return;
@@ -168,6 +195,13 @@ class ForwardHandler implements Dispatcher.DispatchHandler {
     });
   }
 
+  /** Eviction: an error body, or an SSE error event when the stream already started. */
+  private answerEvicted(error: LlmdError): void {
+    if (this.tail) endStreamWithError(this.res, error);
+    else sendError(this.res, error, { "x-llmd-endpoint": this.req.endpointKey });
+    this.finish({ kind: "done", cause: "evicted", status: error.status, usage: undefined });
+  }
+
   private sendBuffered(body: Buffer): void {
     if (this.res.destroyed) return;
     const { endpointKey, requestId, responseHeaders } = this.req;
@@ -180,6 +214,7 @@ class ForwardHandler implements Dispatcher.DispatchHandler {
   private finish(outcome: ForwardOutcome): void {
     this.res.off("close", this.onClientClose);
     this.res.off("drain", this.resumeUpstream);
+    this.req.signal?.removeEventListener("abort", this.onEvict);
     this.resolve(outcome);
   }
 }

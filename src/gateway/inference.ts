@@ -1,16 +1,23 @@
 /**
- * One inference request from arrival to completion: parse → candidates → prepare → schedule →
- * preRequest → forward (retrying elsewhere when an endpoint is unreachable) → complete. Every
- * `preRequest` is paired with exactly one `complete`, on every path, so per-endpoint accounting
- * in the plugins and in the router's in-flight tracker never drifts.
+ * One inference request from arrival to completion: parse → candidates → admission (flow control
+ * or legacy shedding) → prepare → schedule → preRequest → forward (retrying elsewhere when an
+ * endpoint is unreachable) → complete. Every `preRequest` is paired with exactly one `complete`,
+ * and every admission lease with exactly one `release`, on every path, so per-endpoint accounting
+ * in the plugins, the router's in-flight tracker and flow control never drifts.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { LlmdError } from "../api/errors.ts";
 import type { Clock } from "../core/clock.ts";
 import type { Endpoint } from "../endpoints/endpoint.ts";
 import { UPSTREAM_HEADERS_STATE_KEY } from "../scheduler/framework/data-keys.ts";
-import type { RequestScheduler, SchedulingContext, SchedulingRequest } from "../scheduler/framework/types.ts";
+import type {
+  RequestScheduler,
+  ResponseUsage,
+  SchedulingContext,
+  SchedulingRequest,
+} from "../scheduler/framework/types.ts";
 import { RESPONSE_HEADERS_STATE_KEY } from "../scheduler/plugins/shared/session-affinity.ts";
+import type { GatewayAdmission, Lease } from "./admission.ts";
 import { readBody } from "./body.ts";
 import { type ForwardOutcome, forward } from "./forward.ts";
 import { upstreamRequestHeaders, withPluginHeaders } from "./headers.ts";
@@ -35,6 +42,7 @@ export interface InferenceDeps {
   metrics: GatewayMetrics;
   inflight: InflightTracker;
   objectives: ObjectiveMap;
+  admission: GatewayAdmission;
   maxBodyBytes: number;
   maxAttempts: number;
 }
@@ -95,6 +103,11 @@ class RequestFlow {
   private firstByteAt: number | undefined;
   private readonly headers: Readonly<Record<string, string>>;
   private readonly streaming: boolean;
+  private lease: Lease | undefined;
+  private usage: ResponseUsage | undefined;
+  /** Aborted (reason: 429 `evicted`) when flow control evicts this request. */
+  private readonly eviction = new AbortController();
+  private readonly onEvict = (error: LlmdError): void => this.eviction.abort(error);
 
   constructor(
     private readonly deps: InferenceDeps,
@@ -110,8 +123,37 @@ class RequestFlow {
 
   async run(candidates: readonly Endpoint[]): Promise<void> {
     this.deps.metrics.requestStarted(this.series);
+    const admitted = await this.admit();
+    if (admitted instanceof LlmdError) this.fail(admitted);
+    else {
+      this.lease = admitted;
+      // Time spent queued may have changed the pool.
+      const { admission, pool } = this.deps;
+      await this.attempts(admission.queues ? pool.candidates(this.request.model) : candidates);
+      admitted.release(this.usage);
+    }
+    this.deps.metrics.requestEnded(this.series, this.elapsed(), this.ttft(), this.streaming);
+  }
+
+  /** Admission; while it may queue, leaving the client cancels the wait. */
+  private async admit(): Promise<Lease | LlmdError> {
+    const { admission } = this.deps;
+    if (!admission.queues) return admission.admit(this.request, undefined, this.onEvict);
+    const client = new AbortController();
+    const onClose = () => {
+      if (!this.res.writableFinished) client.abort();
+    };
+    this.res.once("close", onClose);
+    try {
+      return await admission.admit(this.request, client.signal, this.onEvict);
+    } finally {
+      this.res.off("close", onClose);
+    }
+  }
+
+  private async attempts(candidates: readonly Endpoint[]): Promise<void> {
     let endpoints = candidates;
-    let failure: LlmdError | undefined;
+    let failure: LlmdError | undefined = endpoints.length === 0 ? noEndpoints(this.request.model) : undefined;
     for (let attempt = 0; attempt < this.deps.maxAttempts && endpoints.length > 0; attempt++) {
       const step = await this.attempt(endpoints);
       if (step === "done") break;
@@ -123,7 +165,6 @@ class RequestFlow {
       failure = noEndpoints(this.request.model);
     }
     if (failure) this.fail(failure);
-    this.deps.metrics.requestEnded(this.series, this.elapsed(), this.ttft(), this.streaming);
   }
 
   /** One scheduling + dispatch attempt: "done", an error to answer with, or the unreachable key. */
@@ -147,6 +188,7 @@ class RequestFlow {
       return target.metadata.key;
     }
     scheduler.complete(ctx, target, outcome.cause, outcome.usage);
+    this.usage = outcome.usage;
     this.record(outcome);
     return "done";
   }
@@ -156,6 +198,7 @@ class RequestFlow {
     const { pool, inflight, upstreams, scheduler } = this.deps;
     const key = target.metadata.key;
     pool.noteDispatched(key);
+    this.lease?.placed(key);
     inflight.add(key);
     try {
       return await forward(
@@ -171,6 +214,7 @@ class RequestFlow {
             scheduler.firstToken(ctx, target);
           },
           responseHeaders: stateHeaders(ctx, RESPONSE_HEADERS_STATE_KEY),
+          signal: this.eviction.signal,
         },
         this.res,
       );

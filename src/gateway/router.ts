@@ -7,6 +7,7 @@ import { fileURLToPath } from "node:url";
 import { endpointPoolOptionsFromConfig, loadConfig, type RuntimeConfig } from "../config/index.ts";
 import type { EndpointMetadata } from "../endpoints/endpoint.ts";
 import { EndpointPool, type EndpointPoolOptions } from "../endpoints/pool.ts";
+import type { TenantMap } from "../flow-control/identity.ts";
 import { type Gateway, startGateway } from "./server.ts";
 import type { GatewayOptions } from "./types.ts";
 
@@ -20,7 +21,7 @@ export const DEFAULT_CONFIG_PATH = fileURLToPath(
  * config's `dataLayer.discovery` (llm-d `file-discovery`) must.
  */
 export interface RouterOptions
-  extends Omit<GatewayOptions, "scheduler" | "pool">,
+  extends Omit<GatewayOptions, "scheduler" | "pool" | "admission">,
     Pick<EndpointPoolOptions, "scrapeIntervalMs" | "log"> {
   /** EndpointPickerConfig text, or `{ path }`; default {@link DEFAULT_CONFIG_PATH}. */
   config?: string | { path: string };
@@ -29,6 +30,10 @@ export interface RouterOptions
   endpoints?: readonly EndpointMetadata[];
   /** llm-d `file-discovery` YAML, watched and reloaded. */
   endpointsFile?: string;
+  /** Trusted edge: API key → tenant (fairness id, priority cap). */
+  tenants?: TenantMap;
+  /** Flow-control saturation poll (ms; default 20). */
+  flowPollIntervalMs?: number;
 }
 
 /** A running router. */
@@ -38,7 +43,7 @@ export interface Router {
   gateway: Gateway;
   pool: EndpointPool;
   config: RuntimeConfig;
-  /** Stops the gateway, then discovery and scraping. */
+  /** Answers queued requests 503 `rejected-shutting-down`, stops the gateway, then discovery and scraping. */
   close(): Promise<void>;
 }
 
@@ -59,7 +64,18 @@ export async function startRouter(options: RouterOptions): Promise<Router> {
   await pool.start();
   let gateway: Gateway;
   try {
-    gateway = await startGateway({ ...options, scheduler: config.scheduler, pool });
+    gateway = await startGateway({
+      ...options,
+      scheduler: config.scheduler,
+      pool,
+      admission: {
+        flowControlGate: config.featureGates.flowControl === true,
+        flowControl: config.flowControl,
+        plugins: config.plugins,
+        ...(options.tenants ? { tenants: options.tenants } : {}),
+        ...(options.flowPollIntervalMs ? { pollIntervalMs: options.flowPollIntervalMs } : {}),
+      },
+    });
   } catch (err) {
     await pool.stop();
     throw err;

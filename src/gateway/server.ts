@@ -9,6 +9,7 @@ import { wallClock } from "../core/clock.ts";
 import { instrumentParts } from "../scheduler/framework/instrument.ts";
 import { Scheduler } from "../scheduler/framework/scheduler.ts";
 import type { RequestScheduler } from "../scheduler/framework/types.ts";
+import { createAdmission } from "./admission.ts";
 import { DEFAULT_MAX_BODY_BYTES } from "./body.ts";
 import { handleInference, type InferenceDeps } from "./inference.ts";
 import { InflightTracker } from "./inflight.ts";
@@ -27,7 +28,7 @@ export interface Gateway {
   metrics: GatewayMetrics;
   /** The router's own in-flight count per endpoint. */
   inflight: InflightTracker;
-  /** Stops accepting, aborts in-flight upstream requests, closes sockets. */
+  /** Drops queued requests (503), stops accepting, aborts in-flight upstream requests, closes sockets. */
   close(): Promise<void>;
 }
 
@@ -114,14 +115,24 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   const inflight = new InflightTracker();
   const metrics = new GatewayMetrics(options.pool, inflight, options.poolName);
   const upstreams = new Upstreams(options.upstream);
+  const clock = options.clock ?? wallClock;
+  const objectives = options.objectives ?? new Map();
+  const admission = createAdmission(options.admission, {
+    pool: options.pool,
+    clock,
+    objectives,
+    registry: metrics.registry,
+    poolName: options.poolName,
+  });
   const deps: InferenceDeps = {
     scheduler: instrumented(options.scheduler, metrics),
     pool: options.pool,
-    clock: options.clock ?? wallClock,
+    clock,
     upstreams,
     metrics,
     inflight,
-    objectives: options.objectives ?? new Map(),
+    objectives,
+    admission,
     maxBodyBytes: options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
     maxAttempts: options.maxAttempts ?? 3,
   };
@@ -134,6 +145,9 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     metrics,
     inflight,
     close: async () => {
+      // Queued requests are answered 503 rejected-shutting-down before their sockets close.
+      admission.shutdown();
+      await new Promise((resolve) => setImmediate(resolve));
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeAllConnections();
       await upstreams.close();

@@ -2,6 +2,7 @@
 import type { Clock } from "../core/clock.ts";
 import type { Endpoint } from "../endpoints/endpoint.ts";
 import type { RequestScheduler } from "../scheduler/framework/types.ts";
+import type { AdmissionOptions } from "./admission.ts";
 import type { PoolMetricsView } from "./metrics.ts";
 import type { ObjectiveMap } from "./parse-request.ts";
 import type { UpstreamOptions } from "./upstreams.ts";
@@ -16,6 +17,8 @@ export interface GatewayPool extends PoolMetricsView {
   markFailed(key: string): void;
   /** Union of served model names (for `/v1/models`). */
   models(): string[];
+  /** Membership / health changes (flow control re-evaluates on them). */
+  on?(event: "change", fn: () => void): void;
 }
 
 /** Everything `startGateway` composes. */
@@ -36,4 +39,6 @@ export interface GatewayOptions {
   maxAttempts?: number;
   /** `name` label of the pool gauges (default `default`). */
   poolName?: string;
+  /** Flow control or legacy shedding (see admission.ts); absent = admit everything. */
+  admission?: AdmissionOptions;
 }

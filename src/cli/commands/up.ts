@@ -6,10 +6,10 @@ import type { Command } from "commander";
 import { parseEndpointList } from "../../endpoints/sources/static-source.ts";
 import { startRouter } from "../../gateway/router.ts";
 import { startSimReplicas } from "../../gateway/sim-replicas.ts";
-import { stopOnSignals } from "./router.ts";
+import { type IdentityFlags, identityOptions, stopOnSignals, withIdentityFlags } from "./router.ts";
 
 /** Parsed `llmd up` flags. */
-interface UpFlags {
+interface UpFlags extends IdentityFlags {
   replicas: string;
   profile: string;
   model: string;
@@ -48,6 +48,7 @@ async function up(flags: UpFlags): Promise<void> {
       port: Number(flags.port),
       host: "0.0.0.0",
       allowExperimentalPlugins: flags.allowExperimentalPlugins === true,
+      ...identityOptions(flags),
     });
   } catch (err) {
     await sims.stop();
@@ -63,7 +64,7 @@ async function up(flags: UpFlags): Promise<void> {
 
 /** Registers `llmd up`. */
 export function registerUp(program: Command): void {
-  program
+  const command = program
     .command("up")
     .description("Start N simulated vLLM replicas and the router in front of them")
     .option("--replicas <n>", "simulator replicas", "4")
@@ -73,6 +74,6 @@ export function registerUp(program: Command): void {
     .option("--port <n>", "router port (0 = any free port)", "8080")
     .option("--sim-base-port <n>", "first simulator port (replica i on base+i); 0 = any free ports", "8001")
     .option("--config <file>", "EndpointPickerConfig YAML (default: prefix-aware + load-aware)")
-    .option("--allow-experimental-plugins", "allow alpha plugins in the config")
-    .action(up);
+    .option("--allow-experimental-plugins", "allow alpha plugins in the config");
+  withIdentityFlags(command).action(up);
 }
