@@ -9,11 +9,15 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { after, before, describe, it } from "node:test";
 import { type Endpoint, emptyMetrics } from "../../src/endpoints/endpoint.ts";
+import { parseEndpointList } from "../../src/endpoints/sources/static-source.ts";
+import { type Router, startRouter } from "../../src/gateway/router.ts";
 import { type Gateway, startGateway } from "../../src/gateway/server.ts";
 import type { GatewayPool } from "../../src/gateway/types.ts";
 import { UPSTREAM_HEADERS_STATE_KEY } from "../../src/scheduler/framework/data-keys.ts";
 import type { RequestScheduler, SchedulingResult } from "../../src/scheduler/framework/types.ts";
 import { RESPONSE_HEADERS_STATE_KEY } from "../../src/scheduler/plugins/shared/session-affinity.ts";
+import type { SimServer } from "../../src/sim/server.ts";
+import { MODEL, startSims } from "./harness.ts";
 
 /** Answers with the request headers it received, as JSON. */
 async function echoServer(): Promise<{ server: Server; port: number }> {
@@ -99,5 +103,57 @@ describe("plugin headers", () => {
     const seen = (await res.json()) as { headers: Record<string, string> };
     assert.equal(seen.headers["x-data-parallel-host-port"], "127.0.0.1:9000");
     assert.equal(seen.headers["content-length"], String(Buffer.byteLength(body)));
+  });
+});
+
+describe("session affinity end to end (x-session-token)", () => {
+  let sims: SimServer[];
+  let router: Router;
+  before(async () => {
+    sims = await startSims(3);
+    router = await startRouter({
+      config: `apiVersion: llm-d.ai/v1
+kind: EndpointPickerConfig
+plugins:
+- type: session-affinity-scorer
+- type: queue-scorer
+schedulingProfiles:
+- name: default
+  plugins:
+  - {pluginRef: session-affinity-scorer, weight: 10}
+  - {pluginRef: queue-scorer, weight: 1}`,
+      allowExperimentalPlugins: true,
+      endpoints: parseEndpointList(sims.map((s) => s.url).join(",")),
+      port: 0,
+      scrapeIntervalMs: 20,
+      log: () => {},
+    });
+  });
+  after(async () => {
+    await router.close();
+    await Promise.all(sims.map((s) => s.close()));
+  });
+
+  async function chat(prompt: string, token?: string): Promise<Response> {
+    const res = await fetch(`${router.url}/v1/completions`, {
+      method: "POST",
+      headers: { "content-type": "application/json", ...(token ? { "x-session-token": token } : {}) },
+      body: JSON.stringify({ model: MODEL, prompt, max_tokens: 1 }),
+    });
+    await res.arrayBuffer();
+    return res;
+  }
+
+  it("returns the token of the serving endpoint and pins the session's next requests to it", async () => {
+    const first = await chat("session start");
+    assert.equal(first.status, 200);
+    const token = first.headers.get("x-session-token");
+    const endpoint = first.headers.get("x-llmd-endpoint");
+    assert.ok(token && endpoint);
+    assert.equal(Buffer.from(token, "base64").toString("utf8"), endpoint);
+    for (let i = 0; i < 6; i++) {
+      const next = await chat(`unrelated prompt ${i}`, token);
+      assert.equal(next.headers.get("x-llmd-endpoint"), endpoint);
+    }
   });
 });
