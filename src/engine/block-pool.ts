@@ -102,7 +102,7 @@ export class BlockPool {
   /**
    * Registers full block `b` under `hash` so later requests can hit it. If another block already holds
    * that hash, `b` stays anonymous (it is freed as blank). `parent` is −1 for a chain's first block; the
-   * block's tokens are `src[offset, offset + blockSize)` (kept by reference for events and offload).
+   * block's tokens are `src[offset, offset + blockSize)` (kept by reference, only with offload tiers).
    * Returns whether `b` was registered.
    */
   register(
@@ -115,6 +115,9 @@ export class BlockPool {
   ): boolean {
     if (!this.cache.insertIfAbsent(hash, b)) return false;
     this.hash[b] = hash;
+    // The origin is read only when an evicted block is offloaded; without tiers, keeping `src` would
+    // pin every prompt that ever filled a cached block (hundreds of KB each for agentic prompts).
+    if (!this.tiers.enabled) return true;
     this.parent[b] = parent;
     this.src[b] = src;
     this.offset[b] = offset;
@@ -157,7 +160,7 @@ export class BlockPool {
     this.src[b] = null;
   }
 
-  /** Where block `b`'s tokens came from (allocates; only for events and offload). */
+  /** Where block `b`'s tokens came from (allocates; only meaningful with offload tiers enabled). */
   originOf(b: number): BlockOrigin {
     return { parent: this.parent[b]!, src: this.src[b]!, offset: this.offset[b]!, lora: this.lora[b]! };
   }
