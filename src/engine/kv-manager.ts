@@ -47,6 +47,9 @@ export class KvManager {
   admit(s: Sequence, budget: number, shape: StepShape): number {
     const B = this.blockSize;
     const maxHit = this.caching ? Math.min(s.hashes.length, Math.floor((s.total - 1) / B)) : 0;
+    // Whatever hits the lookup finds, the first chunk needs at least this many new blocks; a queue head
+    // that cannot start is retried every step, so skip its (up to thousands of) lookups while memory is short.
+    if (Math.min(Math.ceil(budget / B), Math.ceil(s.total / B) - maxHit) > this.pool.freeBlocks) return 0;
     if (maxHit > this.gpuHitBlocks.length) this.gpuHitBlocks = new Int32Array(maxHit * 2);
     const found = this.gpuHitBlocks;
     let gpuHits = 0;
