@@ -14,6 +14,7 @@
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
+import { seededRandom } from "../src/core/random.ts";
 import { parseEndpointList } from "../src/endpoints/sources/static-source.ts";
 import { type Router, startRouter } from "../src/gateway/router.ts";
 import { parseSimConfig } from "../src/sim/config.ts";
@@ -37,17 +38,6 @@ const OBJECTIVES = new Map([
   ["agents", 0],
   ["batch", -10],
 ]);
-
-/** Seeded uniform [0, 1) (mulberry32), so every run offers the same arrivals. */
-function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 interface Arrival {
   at: number;
@@ -248,7 +238,7 @@ async function main(): Promise<void> {
   const fairness = [];
   for (const [i, rate] of rates.entries()) {
     const level = `${rate} req/s`;
-    const outcomes = await drive(router.url, schedule(rate, seconds, seeded(42 + i)));
+    const outcomes = await drive(router.url, schedule(rate, seconds, seededRandom(42 + i)));
     rows.push(...tenantRows(level, outcomes));
     fairness.push({ load: level, "jain, served while arriving": round(jain(outcomes, seconds * 1000), 3) });
   }

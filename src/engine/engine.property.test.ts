@@ -1,24 +1,14 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
+import { seededRandom } from "../core/random.ts";
 import { createEngine } from "./index.ts";
 import { concatTokens, syntheticTokens } from "./test-prompts.ts";
-
-/** mulberry32: seeded so a failure reproduces. */
-function rng(seed: number): () => number {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const prefixes = [0, 1, 2].map((i) => syntheticTokens(96, 1000 + i));
 
 /** Runs one random schedule and returns the engine's final counters. */
 function randomRun(seed: number, cpu: boolean) {
-  const random = rng(seed);
+  const random = seededRandom(seed);
   const capacity = 48;
   const engine = createEngine({
     kvCacheSize: capacity,

@@ -8,6 +8,7 @@ import { Curve, Surface } from "./interp.ts";
 import type { ModelShape } from "./profile.ts";
 import type { ResolvedEngineOptions, SimpleTiming } from "./options.ts";
 import type { StepShape } from "./step-shape.ts";
+import { seededRandom } from "../core/random.ts";
 
 /** Prices a step. Implementations keep no per-step state except an optional seeded PRNG. */
 export interface TimingModel {
@@ -91,7 +92,7 @@ export class ProfileTimingModel implements TimingModel {
 /** llm-d-inference-sim's models; the step takes as long as its slowest request's share. */
 export class SimpleTimingModel implements TimingModel {
   private readonly perToken: boolean;
-  private rng: number;
+  private readonly random: () => number;
 
   constructor(
     private readonly t: SimpleTiming,
@@ -100,7 +101,7 @@ export class SimpleTimingModel implements TimingModel {
     this.perToken =
       (t.latencyCalculator ?? (t.prefillTimePerTokenMs !== undefined ? "per-token" : "constant")) ===
       "per-token";
-    this.rng = o.seed >>> 0;
+    this.random = seededRandom(o.seed);
   }
 
   stepMs(s: StepShape): number {
@@ -138,14 +139,6 @@ export class SimpleTimingModel implements TimingModel {
     const u1 = Math.max(this.random(), 1e-12);
     const z = Math.sqrt(-2 * Math.log(u1)) * Math.cos(2 * Math.PI * this.random());
     return Math.min(1.7 * mean, Math.max(0.3 * mean, mean + z * sd));
-  }
-
-  /** mulberry32: small, fast, seedable. */
-  private random(): number {
-    this.rng = (this.rng + 0x6d2b79f5) | 0;
-    let x = Math.imul(this.rng ^ (this.rng >>> 15), 1 | this.rng);
-    x = (x + Math.imul(x ^ (x >>> 7), 61 | x)) ^ x;
-    return ((x ^ (x >>> 14)) >>> 0) / 4294967296;
   }
 }
 

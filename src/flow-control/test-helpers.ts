@@ -47,14 +47,4 @@ export function endpoint(key: string, metrics: Partial<EndpointMetrics> = {}): E
   };
 }
 
-/** Deterministic PRNG (mulberry32) returning uniform [0, 1). */
-export function seededRandom(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+export { seededRandom } from "../core/random.ts";

@@ -10,7 +10,8 @@ import { EngineDriver } from "./driver.ts";
 import { toEngineOptions } from "./engine-options.ts";
 import { FailureInjector } from "./failure.ts";
 import { SimMetrics } from "./metrics.ts";
-import { createRandom, OutputPlanner } from "./output.ts";
+import { seededRandom } from "../core/random.ts";
+import { OutputPlanner } from "./output.ts";
 
 /** A served name: the base model (no adapter) or a LoRA adapter. */
 export interface ServedModel {
@@ -47,7 +48,7 @@ export function createSimContext(config: SimConfig): SimContext {
   for (const name of base) models.set(name, { lora: undefined });
   for (const lora of config["lora-modules"]) models.set(lora, { lora });
   let counter = 0;
-  const random = createRandom(seed ^ 0x5bd1e995);
+  const random = seededRandom(seed ^ 0x5bd1e995);
   return {
     config,
     driver,

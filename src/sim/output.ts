@@ -13,6 +13,7 @@
  *  - a stop string cuts the text before it (finish `stop`); the tokens that produced it still count.
  */
 import type { FinishReason, GenerationRequest } from "../api/openai.ts";
+import { seededRandom } from "../core/random.ts";
 import { CHARS_PER_TOKEN } from "../tokenizer/tokenizer.ts";
 
 /** The decided answer to one request. */
@@ -25,17 +26,6 @@ export interface PlannedOutput {
 
 /** Default `max_tokens` of `/v1/completions` when absent (vLLM's). */
 export const DEFAULT_COMPLETION_MAX_TOKENS = 16;
-
-/** Deterministic uniform [0,1) generator (mulberry32) seeded by a 32-bit integer. */
-export function createRandom(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const SENTENCES = [
   "The cache keeps the longest shared prefix warm. ",
@@ -60,7 +50,7 @@ export class OutputPlanner {
     seed: number,
     private readonly maxModelLen: number,
   ) {
-    this.random = createRandom(seed);
+    this.random = seededRandom(seed);
     let corpus = "";
     while (corpus.length < CORPUS_CHARS) corpus += SENTENCES[Math.floor(this.random() * SENTENCES.length)];
     this.corpus = corpus;

@@ -4,7 +4,7 @@
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { createRandom } from "../../src/sim/output.ts";
+import { seededRandom } from "../../src/core/random.ts";
 import { MODEL, metric, scrape, startTestSim, waitForMetrics } from "./helpers.ts";
 
 const REQUESTS = 2000;
@@ -88,7 +88,7 @@ async function send(url: string, random: Random): Promise<number> {
 test(`${REQUESTS} seeded random bodies never crash the server or leak sequences`, async () => {
   const sim = await startTestSim({ "max-model-len": 128, speed: 100 });
   try {
-    const random = createRandom(20_251_130);
+    const random = seededRandom(20_251_130);
     const statuses = new Map<number, number>();
     let next = 0;
     const worker = async () => {

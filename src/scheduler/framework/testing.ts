@@ -74,18 +74,6 @@ export function makeEnv(
   return { name, clock, tokenizer: defaultTokenizer, lookup: (n) => plugins[n] };
 }
 
-/** A seeded uniform [0,1) generator (mulberry32) for reproducible randomised tests. */
-export function seededRandom(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 /** Every `llm-d.ai/role` value llm-d defines, for role-filter tests. */
 const ALL_ROLES = [
   "encode",
@@ -109,3 +97,5 @@ export function rolesKeptBy(definition: PluginDefinition<unknown>): string[] {
   ];
   return filter.filter(makeContext(), endpoints).map((e) => e.metadata.name);
 }
+
+export { seededRandom } from "../../core/random.ts";
