@@ -74,6 +74,9 @@ function parseCommon(
   if (salt !== undefined && salt !== null && typeof salt !== "string") {
     return fail("`cache_salt` must be a string", "cache_salt");
   }
+  const priority = body.priority ?? undefined;
+  if (priority !== undefined && !Number.isInteger(priority))
+    return fail("`priority` must be an integer", "priority");
   const value: GenerationRequest = {
     kind,
     model: body.model,
@@ -83,6 +86,7 @@ function parseCommon(
     maxTokens: maxTokens.value,
     stop: stop.value,
     cacheSalt: salt ?? undefined,
+    priority: priority as number | undefined,
   };
   return { ok: true, value };
 }

@@ -105,4 +105,6 @@ export interface GenerationRequest {
   stop: string[];
   /** vLLM's `cache_salt`: isolates prefix caching between tenants. */
   cacheSalt: string | undefined;
+  /** vLLM's `priority` (integer; LOWER is served first under `--scheduling-policy priority`). */
+  priority?: number;
 }

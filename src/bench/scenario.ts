@@ -79,6 +79,8 @@ const engineSchema = z
     gpuMemoryUtilization: z.number().gt(0).max(1).optional(),
     kvCacheSize: z.int().positive().optional(),
     cpuOffloadGb: z.number().nonnegative().optional(),
+    /** vLLM's `--scheduling-policy`; under `priority` the engine gets each request's -priority. */
+    schedulingPolicy: z.enum(["fcfs", "priority"]).optional(),
   })
   .default({});
 

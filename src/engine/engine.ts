@@ -36,7 +36,7 @@ export class PagedEngine implements Engine {
   constructor(options: ResolvedEngineOptions) {
     this.options = options;
     this.kv = new KvManager(options);
-    this.scheduler = new BatchScheduler(this.kv, options.maxNumSeqs, options.maxNumBatchedTokens);
+    this.scheduler = new BatchScheduler(this.kv, options);
     this.timing = createTimingModel(options);
     this.shape = new StepShape(options.maxNumSeqs);
     this.maxLen = Math.min(options.maxModelLen, options.numGpuBlocks * options.blockSize);

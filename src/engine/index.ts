@@ -18,6 +18,7 @@ export {
   type SimpleTiming,
   type TimingOptions,
 } from "./options.ts";
+export type { SchedulingPolicy } from "./waiting-queue.ts";
 export { PROFILE_NAMES, type ProfileName, parseProfileName, resolveProfile } from "./profile.ts";
 export type * from "./types.ts";
 

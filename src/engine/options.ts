@@ -3,6 +3,7 @@
  * fills defaults, validates, and derives the KV capacities every host needs.
  */
 import { LlmdError } from "../api/errors.ts";
+import type { SchedulingPolicy } from "./waiting-queue.ts";
 import { type ProfileName, parseProfileName, type ResolvedProfile, resolveProfile } from "./profile.ts";
 
 /** The profile composition from the measured H200 data (default). */
@@ -67,6 +68,11 @@ export interface EngineOptions {
   allReduceLatencyUs?: number;
   /** Seed of the only random thing (simple-timing jitter). */
   seed?: number;
+  /**
+   * vLLM's `--scheduling-policy`: `fcfs` admits in arrival order and preempts the newest running
+   * request; `priority` orders by (request priority, arrival) and preempts the lowest-priority one.
+   */
+  schedulingPolicy?: SchedulingPolicy;
 }
 
 /** Fully resolved options plus derived sizes. */
@@ -102,6 +108,7 @@ export const ENGINE_DEFAULTS = {
   allReduceGBps: 360,
   allReduceLatencyUs: 8,
   seed: 1,
+  schedulingPolicy: "fcfs" as SchedulingPolicy,
 } as const;
 
 /**
@@ -129,6 +136,9 @@ export function resolveEngineOptions(options: EngineOptions = {}): ResolvedEngin
   checkRange("gpuMemoryGb", o.gpuMemoryGb, 1e-6, 1e6);
   checkInt("maxNumSeqs", o.maxNumSeqs, 1, 1e6);
   checkInt("maxNumBatchedTokens", o.maxNumBatchedTokens, 1, 1e8);
+  if (o.schedulingPolicy !== "fcfs" && o.schedulingPolicy !== "priority") {
+    fail("schedulingPolicy", `expected fcfs or priority, got ${o.schedulingPolicy}`);
+  }
   for (const k of ["cpuOffloadGb", "storageOffloadGb", "stepOverheadMs", "allReduceLatencyUs"] as const) {
     checkRange(k, o[k], 0, 1e9);
   }

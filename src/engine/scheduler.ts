@@ -1,34 +1,45 @@
 /**
  * Continuous batching as vLLM v1 schedules it: one token budget per step; running sequences first
- * (decodes, then continuing chunked prefills), then waiting ones in FCFS order while seats
- * (maxNumSeqs) and budget last. When blocks run out, the newest running sequence is preempted by
- * recompute: its blocks are freed and it goes back to the head of the queue.
+ * (decodes, then continuing chunked prefills), then waiting ones in queue order (FCFS, or by
+ * (priority, arrival)) while seats (maxNumSeqs) and budget last. When blocks run out, a running
+ * sequence is preempted by recompute: the newest one (FCFS) or the lowest-priority, newest one
+ * (priority); its blocks are freed and it goes back to the queue.
  */
-import { Deque } from "./deque.ts";
 import type { KvManager } from "./kv-manager.ts";
+import type { ResolvedEngineOptions } from "./options.ts";
 import type { Sequence } from "./sequence.ts";
 import type { StepShape } from "./step-shape.ts";
+import { createWaitingQueue, servedBefore, type WaitingQueue } from "./waiting-queue.ts";
 
 /** Owns the running list and the waiting queue; fills `scheduled` each step. */
 export class BatchScheduler {
-  /** Admission order; the last one is the first preemption victim. */
+  /** Admission order; under FCFS the last one is the first preemption victim. */
   readonly running: Sequence[] = [];
-  readonly waiting = new Deque<Sequence>();
+  readonly waiting: WaitingQueue;
   /** Live (not aborted) sequences in `waiting`. */
   waitingCount = 0;
   /** Sequences scheduled by the last `schedule` call, reused between steps. */
   readonly scheduled: Sequence[] = [];
   preemptions = 0;
   private budget = 0;
+  private arrivals = 0;
+  private readonly maxNumSeqs: number;
+  private readonly maxNumBatchedTokens: number;
+  private readonly byPriority: boolean;
 
   constructor(
     private readonly kv: KvManager,
-    private readonly maxNumSeqs: number,
-    private readonly maxNumBatchedTokens: number,
-  ) {}
+    options: Pick<ResolvedEngineOptions, "maxNumSeqs" | "maxNumBatchedTokens" | "schedulingPolicy">,
+  ) {
+    this.maxNumSeqs = options.maxNumSeqs;
+    this.maxNumBatchedTokens = options.maxNumBatchedTokens;
+    this.byPriority = options.schedulingPolicy === "priority";
+    this.waiting = createWaitingQueue(options.schedulingPolicy);
+  }
 
-  /** Queues a new sequence at the tail. */
+  /** Queues a newly arrived sequence. */
   enqueue(s: Sequence): void {
+    s.arrival = this.arrivals++;
     this.waiting.push(s);
     this.waitingCount++;
   }
@@ -68,15 +79,24 @@ export class BatchScheduler {
     }
   }
 
-  /** Gets blocks for `n` more tokens of `s`, preempting from the tail; false if `s` itself went. */
+  /** Gets blocks for `n` more tokens of `s`, preempting victims; false if `s` itself went. */
   private reserve(s: Sequence, n: number, preempted: string[]): boolean {
     while (!this.kv.grow(s, n)) {
-      const victim = this.running.pop()!;
+      const victim = this.takeVictim();
       this.preempt(victim);
       preempted.push(victim.id);
       if (victim === s) return false;
     }
     return true;
+  }
+
+  /** Removes and returns the next preemption victim from the running list. */
+  private takeVictim(): Sequence {
+    const running = this.running;
+    if (!this.byPriority) return running.pop()!;
+    let v = running.length - 1;
+    for (let i = v - 1; i >= 0; i--) if (servedBefore(running[v]!, running[i]!)) v = i;
+    return running.splice(v, 1)[0]!;
   }
 
   private preempt(victim: Sequence): void {
@@ -88,7 +108,7 @@ export class BatchScheduler {
     this.kv.free(victim);
     victim.decoding = false;
     victim.state = "waiting";
-    this.waiting.unshift(victim);
+    this.waiting.requeue(victim);
     this.waitingCount++;
     this.preemptions++;
   }

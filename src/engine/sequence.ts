@@ -14,6 +14,10 @@ export class Sequence {
   readonly prompt: Uint32Array;
   readonly maxTokens: number;
   readonly lora: string | null;
+  /** vLLM priority: lower is served first (only under the `priority` scheduling policy). */
+  readonly priority: number;
+  /** Enqueue order, set by the scheduler; breaks priority ties. */
+  arrival = 0;
   /** Chained hashes of the prompt's whole blocks. */
   readonly hashes: Float64Array;
   state: SequenceState = "waiting";
@@ -44,6 +48,7 @@ export class Sequence {
     this.prompt = req.promptTokens;
     this.maxTokens = Math.max(1, Math.floor(req.maxTokens));
     this.lora = req.lora ?? null;
+    this.priority = req.priority ?? 0;
     this.hashes = hashes;
     this.total = req.promptTokens.length;
   }

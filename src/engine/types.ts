@@ -22,6 +22,11 @@ export interface EngineRequest {
   lora?: string;
   /** Salt mixed into block hashes (vLLM's `cache_salt`); requests with different salts share nothing. */
   cacheSalt?: string;
+  /**
+   * vLLM's per-request priority, any finite number: LOWER is served first, ties by arrival. Used only
+   * with `schedulingPolicy: "priority"`; default 0.
+   */
+  priority?: number;
 }
 
 /** Why `add` refused a request (a value, not an exception). */

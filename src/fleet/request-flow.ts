@@ -157,7 +157,13 @@ export class RequestFlow {
     this.lives.set(request.id, live);
     return {
       endpoint,
-      engineRequest: { id: request.id, promptTokens: ctx.request.tokens!, maxTokens: request.outputTokens },
+      engineRequest: {
+        id: request.id,
+        promptTokens: ctx.request.tokens!,
+        maxTokens: request.outputTokens,
+        // llm-d: higher priority = more important; vLLM's engine serves lower values first.
+        priority: -record.priority,
+      },
     };
   }
 

@@ -97,6 +97,7 @@ export const simConfigSchema = z
       .default(16),
     "kv-cache-size": int(1).optional(),
     "cpu-offload-gb": z.coerce.number().min(0).default(0),
+    "scheduling-policy": z.enum(["fcfs", "priority"]).default("fcfs"),
     mode: z.enum(["echo", "random"]).default("random"),
     seed: int(0).optional(),
     "latency-calculator": z.enum(["constant", "per-token", ""]).optional(),

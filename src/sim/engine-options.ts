@@ -29,6 +29,7 @@ export function toEngineOptions(config: SimConfig, seed: number): EngineOptions 
     maxNumBatchedTokens: config["max-num-batched-tokens"],
     maxModelLen: config["max-model-len"],
     cpuOffloadGb: config["cpu-offload-gb"],
+    schedulingPolicy: config["scheduling-policy"],
     timing: timingOptions(config),
     seed,
   };

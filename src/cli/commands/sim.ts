@@ -17,6 +17,10 @@ const FLAGS: [flags: string, description: string][] = [
   ["--lora-modules <json...>", 'LoRA adapters, each \'{"name":"…","path":"…"}\''],
   ["--max-loras <n>", "LoRA slots reported in vllm:lora_requests_info (default 1)"],
   ["--max-num-seqs <n>", "most sequences in the running batch (default 256)"],
+  [
+    "--scheduling-policy <policy>",
+    "fcfs (default) or priority: waiting requests by body `priority`, lower first",
+  ],
   ["--max-num-batched-tokens <n>", "token budget of one step (default 8192)"],
   ["--max-model-len <n>", "longest prompt + output in tokens (default: the profile model's window)"],
   ["--max-waiting-queue-length <n>", "waiting requests before 429 (default 1000)"],

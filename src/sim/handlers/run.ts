@@ -49,7 +49,8 @@ export class GenerationRun implements OutputSink {
   start(): void {
     const { promptIds, output, lora, request } = this.job;
     const engineRequest = { id: this.head.id, promptTokens: promptIds, maxTokens: output.tokens, lora };
-    const rejection = this.ctx.driver.submit({ ...engineRequest, cacheSalt: request.cacheSalt }, this);
+    const { cacheSalt, priority } = request;
+    const rejection = this.ctx.driver.submit({ ...engineRequest, cacheSalt, priority }, this);
     if (rejection) {
       this.done = true;
       sendError(
