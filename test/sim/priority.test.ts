@@ -1,8 +1,17 @@
 /** `--scheduling-policy priority` over HTTP: the body's `priority` orders the waiting queue (lower first). */
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { setTimeout as sleep } from "node:timers/promises";
-import { MODEL, startTestSim } from "./helpers.ts";
+import { MODEL, metric, startTestSim, waitForMetrics } from "./helpers.ts";
+
+/** Waits until the simulator reports `waiting` queued requests (its one seat taken). */
+async function untilWaiting(url: string, waiting: number): Promise<void> {
+  const samples = await waitForMetrics(
+    url,
+    (s) => metric(s, "vllm:num_requests_running") === 1 && metric(s, "vllm:num_requests_waiting") === waiting,
+    10_000,
+  );
+  assert.equal(metric(samples, "vllm:num_requests_waiting"), waiting);
+}
 
 async function completeAndStamp(
   url: string,
@@ -31,11 +40,13 @@ async function finishOrder(policy: string): Promise<string[]> {
   try {
     const done: string[] = [];
     // One seat: "blocker" runs while "low" then "high" queue behind it.
-    const runs = [completeAndStamp(sim.url, 0, 60, done, "blocker")];
-    await sleep(15);
+    // The blocker (~0.5 s of decode) holds the seat until both others are queued.
+    const runs = [completeAndStamp(sim.url, 0, 500, done, "blocker")];
+    await untilWaiting(sim.url, 0);
     runs.push(completeAndStamp(sim.url, 5, 5, done, "low"));
-    await sleep(15);
+    await untilWaiting(sim.url, 1);
     runs.push(completeAndStamp(sim.url, -1, 5, done, "high"));
+    await untilWaiting(sim.url, 2);
     await Promise.all(runs);
     return done;
   } finally {
