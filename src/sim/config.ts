@@ -121,9 +121,6 @@ export const simConfigSchema = z
 /** Validated simulator configuration (kebab-case keys, durations in ms). */
 export type SimConfig = z.output<typeof simConfigSchema>;
 
-/** Raw input accepted by `parseSimConfig`: the YAML/flag key-value pairs before validation. */
-export type SimConfigInput = z.input<typeof simConfigSchema>;
-
 /** Validation outcome; `error` names each offending path. */
 export type SimConfigResult = { ok: true; config: SimConfig } | { ok: false; error: string };
 

@@ -20,15 +20,6 @@ export interface SharedPrefixOptions {
   seed: number;
 }
 
-/** llm-d's b2b-saas shape: 150 groups × 5 prompts, 6,000 + 1,200 tokens in, 1,000 out. */
-export const B2B_SAAS: Omit<SharedPrefixOptions, "rps" | "durationMs" | "seed"> = {
-  groups: 150,
-  promptsPerGroup: 5,
-  systemTokens: 6000,
-  questionTokens: 1200,
-  outputTokens: 1000,
-};
-
 /** Open-loop shared-prefix workload. */
 export class SharedPrefixWorkload implements Workload {
   readonly name = "shared-prefix";

@@ -14,26 +14,12 @@ export const positiveInt = () =>
     .int({ error: "expected a positive integer" })
     .positive({ error: "expected a positive integer" });
 
-/** An integer ≥ 0. */
-export const nonNegativeInt = () =>
-  z
-    .number({ error: "expected a non-negative integer" })
-    .int({ error: "expected a non-negative integer" })
-    .nonnegative({ error: "expected a non-negative integer" });
-
 /** A finite number ≥ 0. */
 export const nonNegativeNumber = () =>
   z
     .number({ error: "expected a non-negative number" })
     .finite({ error: "expected a non-negative number" })
     .nonnegative({ error: "expected a non-negative number" });
-
-/** A number in [0,1]. */
-export const unitInterval = () =>
-  z
-    .number({ error: "expected a number in [0,1]" })
-    .min(0, { error: "expected a number in [0,1]" })
-    .max(1, { error: "expected a number in [0,1]" });
 
 /** Picker parameter: how many endpoints to return, best first (llm-d default 1). */
 export const pickerParameters = z.strictObject({ maxNumOfEndpoints: positiveInt().default(1) });
