@@ -79,3 +79,18 @@ test("prefixPluginName resolves to the prefix scorer's producer", () => {
     [0.5, 0.5, 0.5, 0.5],
   );
 });
+
+test("coldMatchRatio: a prompt no candidate holds that fraction of counts as cold and enters the LRU", () => {
+  const scorer = instantiate<NoHitLruScorer>(definition, { coldMatchRatio: 0.75 });
+  const sharedOnly = context([2, 2, 2, 2]);
+  assert.deepEqual(Array.from(scorer.score(sharedOnly, endpoints)), [1, 1, 1, 1]);
+  scorer.preRequest(sharedOnly, resultFor(endpoints[2]!));
+  const [a, , c] = Array.from(scorer.score(context([2, 2, 2, 2]), endpoints));
+  assert.ok(c! < a!, "c took the last cold request");
+  assert.deepEqual(Array.from(scorer.score(context([0, 3, 0, 0]), endpoints)), [0.5, 0.5, 0.5, 0.5]);
+});
+
+test("coldMatchRatio 0 (llm-d): any held block makes a request warm", () => {
+  const scorer = instantiate<NoHitLruScorer>(definition);
+  assert.deepEqual(Array.from(scorer.score(context([1, 0, 0, 0]), endpoints)), [0.5, 0.5, 0.5, 0.5]);
+});

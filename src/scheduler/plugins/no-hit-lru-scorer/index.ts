@@ -5,7 +5,7 @@
  */
 import { z } from "zod";
 import type { Endpoint } from "../../../endpoints/endpoint.ts";
-import { type PrefixMatchResult, readPrefixMatch } from "../../../kv-index/index.ts";
+import { matchRatio, type PrefixMatchResult, readPrefixMatch } from "../../../kv-index/index.ts";
 import { attributeKey, PREFIX_CACHE_MATCH_INFO } from "../../framework/data-keys.ts";
 import type {
   Plugin,
@@ -22,6 +22,7 @@ const parameters = z
     prefixPluginType: z.string().min(1).default("prefix-cache-scorer"),
     prefixPluginName: z.string().min(1).default("prefix-cache-scorer"),
     lruSize: z.int().positive().default(1024),
+    coldMatchRatio: z.number().min(0).max(1).default(0),
   })
   .prefault({});
 
@@ -50,7 +51,8 @@ export class NoHitLruScorer implements Scorer, PreRequest {
 
   score(ctx: SchedulingContext, endpoints: readonly Endpoint[]): Float64Array {
     const scores = new Float64Array(endpoints.length);
-    const cold = isCold(readPrefixMatch(ctx.state, this.matchStateKey()), endpoints);
+    const match = readPrefixMatch(ctx.state, this.matchStateKey());
+    const cold = isCold(match, endpoints, this.params.coldMatchRatio);
     ctx.state.set(this.coldKey, cold);
     if (!cold) return scores.fill(WARM_SCORE);
     const position = new Map(endpoints.map((e, i) => [e.metadata.key, i]));
@@ -91,10 +93,20 @@ export class NoHitLruScorer implements Scorer, PreRequest {
   }
 }
 
-/** Cold: no candidate holds even one block of the prompt (or there is no match data). */
-function isCold(match: PrefixMatchResult | undefined, endpoints: readonly Endpoint[]): boolean {
+/**
+ * Cold: no candidate holds even one block of the prompt (or there is no match data); with
+ * `coldMatchRatio` r > 0, no candidate holds a fraction ≥ r of the prompt's blocks, so a new
+ * conversation that only shares a common system prompt counts as cold and is spread like one.
+ */
+function isCold(
+  match: PrefixMatchResult | undefined,
+  endpoints: readonly Endpoint[],
+  ratio: number,
+): boolean {
   if (!match) return true;
-  return endpoints.every((e) => (match.byEndpoint.get(e.metadata.key)?.matchBlocks ?? 0) === 0);
+  if (ratio === 0)
+    return endpoints.every((e) => (match.byEndpoint.get(e.metadata.key)?.matchBlocks ?? 0) === 0);
+  return endpoints.every((e) => matchRatio(match.byEndpoint.get(e.metadata.key)) < ratio);
 }
 
 /** Registry entry for `no-hit-lru-scorer`. */
