@@ -41,9 +41,12 @@ export function createSimContext(config: SimConfig): SimContext {
   const seed = config.seed ?? Date.now() % 0x100000000;
   const engine = createEngine(toEngineOptions(config, seed));
   const resolved = engine.options;
-  const driver = new EngineDriver(engine, config.speed);
   const base = servedModelNames(config);
   const info = { modelName: base[0]!, maxLoras: config["max-loras"] };
+  const metrics: SimMetrics = new SimMetrics(info, engine.stats.bind(engine), () => driver.hostTiming());
+  const driver = new EngineDriver(engine, config.speed, {
+    onStepDelivered: (lateMs) => metrics.stepDelivered(lateMs),
+  });
   const models = new Map<string, ServedModel>();
   for (const name of base) models.set(name, { lora: undefined });
   for (const lora of config["lora-modules"]) models.set(lora, { lora });
@@ -52,7 +55,7 @@ export function createSimContext(config: SimConfig): SimContext {
   return {
     config,
     driver,
-    metrics: new SimMetrics(info, () => engine.stats()),
+    metrics,
     planner: new OutputPlanner(config.mode, seed, resolved.maxModelLen),
     failures: new FailureInjector(config["failure-injection-rate"], config["failure-types"], random),
     tokenizer: defaultTokenizer,

@@ -1,7 +1,14 @@
 /**
  * Drives one engine in wall time: engine time runs `speed` times faster than the wall clock.
- * One step is in flight at a time; its outputs are delivered when its (scaled) duration has elapsed,
- * and the next step starts right then. One timer at a time, no busy loop; idle when there is no work.
+ *
+ * Steps sit on an absolute engine timeline, like a GPU that keeps running while its host is busy:
+ * the next step starts at the previous step's end, not at the moment the host got round to
+ * delivering it, so timer slop (node timers fire ≥ 1 ms late) does not stretch every step. A step
+ * never starts before the latest request added to the engine arrived, so no request joins a step that
+ * began before it; that case costs the timeline at most the host's lateness. Only when the host falls
+ * more than `catchUpMs` wall ms behind (a real stall) is the excess excluded from engine time, so a
+ * stalled host pauses the model instead of inflating its latencies or bursting through a backlog.
+ * One timer at a time, no busy loop; idle when there is no work.
  */
 import { type Clock, wallClock } from "../core/clock.ts";
 import type { AddRejection, Engine, EngineRequest, StepOutput, StepResult } from "../engine/types.ts";
@@ -11,21 +18,68 @@ export interface OutputSink {
   onOutput(output: StepOutput, atMs: number): void;
 }
 
+/** How the driver waits on the host: node timers by default; tests inject a deterministic host. */
+export interface HostTimers {
+  /** Calls `fn` once after about `delayMs` wall ms (≤ 0: on the next turn); returns a cancel. */
+  schedule(delayMs: number, fn: () => void): () => void;
+}
+
 /** Below this many wall ms a step end is delivered on the next turn instead of via a timer. */
 const MIN_TIMER_MS = 1;
+
+/** Node's timers: `setImmediate` for due-now work, `setTimeout` otherwise. */
+export const nodeTimers: HostTimers = {
+  schedule(delayMs, fn) {
+    if (delayMs < MIN_TIMER_MS) {
+      const handle = setImmediate(fn);
+      return () => clearImmediate(handle);
+    }
+    const handle = setTimeout(fn, delayMs);
+    return () => clearTimeout(handle);
+  },
+};
+
+/** Host-side timing the driver observed; wall ms. */
+export interface HostTiming {
+  /** Step outputs delivered. */
+  steps: number;
+  /** Sum over steps of how late each was delivered after its due wall time (early counts 0). */
+  lateMs: number;
+  /** Wall time excluded from engine time because the host was more than `catchUpMs` behind. */
+  stalledMs: number;
+}
+
+/** Optional knobs of the driver. */
+export interface DriverOptions {
+  clock?: Clock;
+  timers?: HostTimers;
+  /**
+   * Wall ms the timeline may trail the host before the excess is treated as a stall and excluded
+   * from engine time (≥ 0; default 50). Within it, late steps are caught up back to back.
+   */
+  catchUpMs?: number;
+  /** Called with each step's delivery lateness, wall ms (negative when a timer fired early). */
+  onStepDelivered?(lateMs: number): void;
+}
 
 /** The host loop around one engine. */
 export class EngineDriver {
   private readonly sinks = new Map<string, OutputSink>();
+  private readonly clock: Clock;
+  private readonly timers: HostTimers;
+  private readonly catchUpMs: number;
   private readonly origin: number;
-  private timer:
-    | { kind: "timeout"; handle: NodeJS.Timeout }
-    | { kind: "immediate"; handle: NodeJS.Immediate }
-    | null = null;
-  /** Wall ms the host delivered steps late; excluded from engine time so a busy host slows, not skews, it. */
-  private lagMs = 0;
+  private cancelTimer: (() => void) | null = null;
+  /** Wall ms excluded from engine time (host stalls). */
+  private stalledMs = 0;
   /** Latest engine time handed out. */
   private issuedMs = 0;
+  /** Engine time the last step ended: where the next one starts if work is waiting. */
+  private freeAtMs = 0;
+  /** Engine time the latest request was added: no step may start before it. */
+  private lastAddMs = 0;
+  private steps = 0;
+  private lateMs = 0;
 
   /**
    * @param speed engine ms per wall ms (> 0); 10 runs the model 10× faster than real time.
@@ -33,14 +87,17 @@ export class EngineDriver {
   constructor(
     readonly engine: Engine,
     private readonly speed: number,
-    private readonly clock: Clock = wallClock,
+    private readonly options: DriverOptions = {},
   ) {
-    this.origin = clock.now();
+    this.clock = options.clock ?? wallClock;
+    this.timers = options.timers ?? nodeTimers;
+    this.catchUpMs = options.catchUpMs ?? 50;
+    this.origin = this.clock.now();
   }
 
   /** Engine time now, in ms since the driver started; never decreases. */
   now(): number {
-    this.issuedMs = Math.max(this.issuedMs, (this.clock.now() - this.origin - this.lagMs) * this.speed);
+    this.issuedMs = Math.max(this.issuedMs, this.engineTimeAt(this.clock.now()));
     return this.issuedMs;
   }
 
@@ -49,12 +106,19 @@ export class EngineDriver {
     return this.sinks.size;
   }
 
+  /** What the host's timing has looked like so far. */
+  hostTiming(): HostTiming {
+    return { steps: this.steps, lateMs: this.lateMs, stalledMs: this.stalledMs };
+  }
+
   /** Queues a request; `sink` gets its outputs until it finishes or is aborted. */
   submit(req: EngineRequest, sink: OutputSink): AddRejection | null {
-    const rejection = this.engine.add(req, this.now());
+    const arrivedMs = this.now();
+    const rejection = this.engine.add(req, arrivedMs);
     if (rejection) return rejection;
+    this.lastAddMs = arrivedMs;
     this.sinks.set(req.id, sink);
-    if (this.timer === null) this.timer = { kind: "immediate", handle: setImmediate(this.runStep) };
+    if (this.cancelTimer === null) this.cancelTimer = this.timers.schedule(0, this.runStep);
     return null;
   }
 
@@ -65,28 +129,39 @@ export class EngineDriver {
 
   /** Stops the loop and aborts every request still in the engine. */
   close(): void {
-    if (this.timer?.kind === "timeout") clearTimeout(this.timer.handle);
-    if (this.timer?.kind === "immediate") clearImmediate(this.timer.handle);
-    this.timer = null;
+    this.cancelTimer?.();
+    this.cancelTimer = null;
     for (const id of [...this.sinks.keys()]) this.abort(id);
   }
 
+  private engineTimeAt(wallMs: number): number {
+    return (wallMs - this.origin - this.stalledMs) * this.speed;
+  }
+
+  private wallTimeOf(engineMs: number): number {
+    return this.origin + this.stalledMs + engineMs / this.speed;
+  }
+
   private readonly runStep = (): void => {
-    this.timer = null;
-    const step = this.engine.step(this.now());
+    this.cancelTimer = null;
+    const startMs = Math.max(this.freeAtMs, this.lastAddMs);
+    const step = this.engine.step(startMs);
     if (step === null) return;
+    const behindMs = this.clock.now() - this.wallTimeOf(startMs);
+    if (behindMs > this.catchUpMs) this.stalledMs += behindMs - this.catchUpMs;
     const endMs = step.startMs + step.durationMs;
-    const dueWallMs = this.origin + this.lagMs + endMs / this.speed;
-    const delay = dueWallMs - this.clock.now();
-    const deliver = () => this.deliver(step, endMs, dueWallMs);
-    this.timer =
-      delay < MIN_TIMER_MS
-        ? { kind: "immediate", handle: setImmediate(deliver) }
-        : { kind: "timeout", handle: setTimeout(deliver, delay) };
+    this.freeAtMs = endMs;
+    const dueWallMs = this.wallTimeOf(endMs);
+    this.cancelTimer = this.timers.schedule(dueWallMs - this.clock.now(), () =>
+      this.deliver(step, endMs, dueWallMs),
+    );
   };
 
   private deliver(step: StepResult, endMs: number, dueWallMs: number): void {
-    this.lagMs += Math.max(0, this.clock.now() - dueWallMs);
+    const lateMs = this.clock.now() - dueWallMs;
+    this.steps++;
+    this.lateMs += Math.max(0, lateMs);
+    this.options.onStepDelivered?.(lateMs);
     this.issuedMs = Math.max(this.issuedMs, endMs);
     for (const output of step.outputs) {
       const sink = this.sinks.get(output.id);

@@ -7,6 +7,7 @@
 import { Counter, Gauge, Histogram, Registry } from "prom-client";
 import type { FinishReason } from "../api/openai.ts";
 import type { EngineStats } from "../engine/types.ts";
+import type { HostTiming } from "./driver.ts";
 
 const TTFT_BUCKETS = [
   0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10, 20, 40, 80, 160, 640,
@@ -18,6 +19,7 @@ const ITL_BUCKETS = [
 const E2E_BUCKETS = [
   0.3, 0.5, 0.8, 1, 1.5, 2, 2.5, 5, 10, 15, 20, 30, 40, 50, 60, 120, 240, 480, 960, 1920, 7680,
 ];
+const LATENESS_BUCKETS = [0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 1];
 const TOKEN_BUCKETS = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000, 20000, 50000, 100000];
 
 /** Static facts shown in info gauges. */
@@ -58,6 +60,7 @@ export class SimMetrics {
   private readonly promptTokens: Observer;
   private readonly generationTokens: Observer;
   private readonly success: Counter;
+  private readonly lateness: Observer;
   private loraKey = "";
   private loraSince = Date.now() / 1000;
   /** Stats read once per scrape and shared by every collector of that scrape. */
@@ -67,6 +70,7 @@ export class SimMetrics {
   constructor(
     private readonly info: SimMetricsInfo,
     private readonly readStats: () => EngineStats,
+    readHost: () => HostTiming,
   ) {
     const labelNames = ["model_name"];
     const histogram = (name: string, help: string, buckets: number[]) =>
@@ -103,6 +107,21 @@ export class SimMetrics {
       labelNames: ["model_name", "finish_reason"],
       registers: [this.registry],
     });
+    this.lateness = new Histogram({
+      name: "llmd:sim_step_lateness_seconds",
+      help: "Wall seconds each engine step was delivered after its due time (host timer slop and load).",
+      buckets: LATENESS_BUCKETS,
+      registers: [this.registry],
+    });
+    new Counter({
+      name: "llmd:sim_host_stalled_seconds_total",
+      help: "Wall seconds excluded from engine time because the host fell too far behind.",
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        this.inc(readHost().stalledMs / 1000);
+      },
+    });
     this.registerGauges();
     for (const [name, help, key] of MIRRORED) this.mirrorCounter(name, help, key);
   }
@@ -119,6 +138,11 @@ export class SimMetrics {
       this.itl.observe(perToken);
       this.tpot.observe(perToken);
     }
+  }
+
+  /** Records how late (wall ms; negative = early, counted as 0) a step's outputs were delivered. */
+  stepDelivered(lateMs: number): void {
+    this.lateness.observe(Math.max(0, lateMs) / 1000);
   }
 
   /** Records a finished request. */

@@ -6,6 +6,8 @@ import { type Dispatcher, request } from "undici";
 
 /** What the client saw, times in ms of `performance.now()`. */
 export interface StreamOutcome {
+  /** When the serialized request was handed to undici: the client's TTFT clock starts here. */
+  sentAt: number;
   firstTokenAt: number;
   endAt: number;
   completionTokens: number;
@@ -39,24 +41,27 @@ export async function streamCompletion(
   dispatcher?: Dispatcher,
 ): Promise<StreamOutcome> {
   const outcome: StreamOutcome = {
+    sentAt: Number.NaN,
     firstTokenAt: Number.NaN,
     endAt: Number.NaN,
     completionTokens: 0,
     promptTokens: 0,
     cachedTokens: 0,
   };
+  const json = JSON.stringify({
+    model: body.model,
+    prompt: body.prompt,
+    max_tokens: body.maxTokens,
+    stream: true,
+    ignore_eos: true,
+    stream_options: { include_usage: true },
+  });
   try {
+    outcome.sentAt = performance.now();
     const res = await request(`${baseUrl.replace(/\/$/, "")}/v1/completions`, {
       method: "POST",
       headers: { "content-type": "application/json", ...headers },
-      body: JSON.stringify({
-        model: body.model,
-        prompt: body.prompt,
-        max_tokens: body.maxTokens,
-        stream: true,
-        ignore_eos: true,
-        stream_options: { include_usage: true },
-      }),
+      body: json,
       ...(dispatcher ? { dispatcher } : {}),
     });
     if (res.statusCode !== 200) {
