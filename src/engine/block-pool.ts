@@ -7,6 +7,7 @@
  */
 import type { BlockOrigin, KvEventBuffer } from "./kv-events.ts";
 import { BlockHashTable } from "./hash-table.ts";
+import { HitWatch } from "./hit-watch.ts";
 import type { OffloadTiers } from "./offload-tiers.ts";
 
 const NONE = -1;
@@ -22,6 +23,8 @@ export interface BlockCounts {
 export class BlockPool {
   /** Blocks evicted from the prefix cache so far. */
   evictions = 0;
+  /** The blocked queue head's prefix hits, kept current by this pool (see hit-watch.ts). */
+  readonly watch: HitWatch;
   private readonly ref: Int32Array;
   private readonly hash: Float64Array;
   private readonly parent: Float64Array;
@@ -51,6 +54,7 @@ export class BlockPool {
     this.next = new Int32Array(capacity + 1);
     this.prev = new Int32Array(capacity + 1);
     this.cache = new BlockHashTable(capacity);
+    this.watch = new HitWatch(capacity);
     this.sentinel = capacity;
     this.next[this.sentinel] = this.prev[this.sentinel] = this.sentinel;
     for (let b = 0; b < capacity; b++) this.linkBefore(b, this.sentinel);
@@ -82,6 +86,7 @@ export class BlockPool {
     const before = this.ref[b]!;
     this.ref[b] = before + 1;
     if (before > 0) return;
+    if (this.watch.has(b)) this.watch.freeHits--;
     this.unlink(b);
     this.cachedFree--;
   }
@@ -91,11 +96,11 @@ export class BlockPool {
     const b = this.next[this.sentinel]!;
     if (b === this.sentinel) throw new Error("block pool exhausted: caller must check freeBlocks");
     this.unlink(b);
-    this.ref[b] = 1;
     if (this.hash[b] !== NONE) {
       this.cachedFree--;
       this.evict(b);
     }
+    this.ref[b] = 1;
     return b;
   }
 
@@ -130,6 +135,7 @@ export class BlockPool {
     for (let i = count - 1; i >= 0; i--) {
       const b = blocks[i]!;
       if (--this.ref[b]! > 0) continue;
+      if (this.watch.has(b)) this.watch.freeHits++;
       if (this.hash[b] === NONE) this.linkBefore(b, this.next[this.sentinel]!);
       else {
         this.linkBefore(b, this.sentinel);
@@ -146,11 +152,14 @@ export class BlockPool {
       this.src[b] = null;
     });
     this.cache.clear();
+    this.watch.clear();
     this.cachedFree = 0;
     return true;
   }
 
+  /** Drops `b`'s hash (`b` is unreferenced until the caller takes it). */
   private evict(b: number): void {
+    if (this.watch.has(b)) this.watch.evicted(b, this.ref);
     const h = this.hash[b]!;
     this.cache.delete(h);
     this.hash[b] = NONE;

@@ -3,6 +3,7 @@
  * whole blocks only, and the last prompt token is always recomputed, so at most floor((n−1)/B) blocks hit.
  */
 import { BlockPool } from "./block-pool.ts";
+import type { HitWatch } from "./hit-watch.ts";
 import { KvEventBuffer } from "./kv-events.ts";
 import { OffloadTiers } from "./offload-tiers.ts";
 import type { ResolvedEngineOptions } from "./options.ts";
@@ -28,8 +29,6 @@ export class KvManager {
   private readonly blockBytes: number;
   /** Tier of each offload hit found by the last lookup (reused). */
   private tierOfHit: KvTier[] = [];
-  /** GPU blocks found by the last lookup (reused, grown on demand), so admission looks each hash up once. */
-  private gpuHitBlocks = new Int32Array(1024);
 
   constructor(o: ResolvedEngineOptions) {
     this.blockSize = o.blockSize;
@@ -49,27 +48,23 @@ export class KvManager {
     const maxHit = this.caching ? Math.min(s.hashes.length, Math.floor((s.total - 1) / B)) : 0;
     // Whatever hits the lookup finds, the first chunk needs at least this many new blocks; a queue head
     // that cannot start is retried every step, so skip its (up to thousands of) lookups while memory is short.
-    if (Math.min(Math.ceil(budget / B), Math.ceil(s.total / B) - maxHit) > this.pool.freeBlocks) return 0;
-    if (maxHit > this.gpuHitBlocks.length) this.gpuHitBlocks = new Int32Array(maxHit * 2);
-    const found = this.gpuHitBlocks;
-    let gpuHits = 0;
-    let hitsToTake = 0;
-    for (; gpuHits < maxHit; gpuHits++) {
-      const b = this.pool.lookup(s.hashes[gpuHits]!);
-      if (b < 0) break;
-      found[gpuHits] = b;
-      if (this.pool.isFree(b)) hitsToTake++;
-    }
+    const minNewBlocks = Math.min(Math.ceil(budget / B), Math.ceil(s.total / B) - maxHit);
+    if (minNewBlocks > this.pool.freeBlocks) return 0;
+    const hits = this.findGpuHits(s, maxHit, this.pool.freeBlocks - minNewBlocks);
+    if (!hits) return 0;
+    const gpuHits = hits.count;
+    const hitsToTake = hits.freeHits;
     const offloadHits = this.findOffloaded(s, gpuHits, maxHit);
     const cached = (gpuHits + offloadHits) * B;
     const n = Math.min(s.total - cached, budget);
     const newBlocks = Math.ceil((cached + n) / B) - gpuHits;
     if (newBlocks + hitsToTake > this.pool.freeBlocks) return 0;
     for (let i = 0; i < gpuHits; i++) {
-      const b = found[i]!;
+      const b = hits.blocks[i]!;
       this.pool.acquire(b);
       s.blocks.push(b);
     }
+    hits.clear();
     this.reload(s, gpuHits, offloadHits, shape);
     for (let i = gpuHits + offloadHits; i < gpuHits + newBlocks; i++) s.blocks.push(this.pool.allocate());
     this.countLookup(s, gpuHits * B, offloadHits * B);
@@ -107,6 +102,24 @@ export class KvManager {
     s.blocks.length = 0;
     s.computed = 0;
     s.committed = 0;
+  }
+
+  /**
+   * `s`'s leading GPU hits (at most `maxHit`), resumed from the pool's watch when `s` was the last
+   * one looked up. Null as soon as the unreferenced hits alone exceed `maxFreeHits`: admission must
+   * then fail whatever the rest of the chain holds (free hits only grow along it).
+   */
+  private findGpuHits(s: Sequence, maxHit: number, maxFreeHits: number): HitWatch | null {
+    const watch = this.pool.watch;
+    watch.follow(s, maxHit);
+    if (watch.freeHits > maxFreeHits) return null;
+    while (watch.count < maxHit) {
+      const b = this.pool.lookup(s.hashes[watch.count]!);
+      if (b < 0) break;
+      watch.push(b, this.pool.isFree(b));
+      if (watch.freeHits > maxFreeHits) return null;
+    }
+    return watch;
   }
 
   private findOffloaded(s: Sequence, from: number, maxHit: number): number {
