@@ -25,8 +25,10 @@ import { definition as loraAffinityScorer } from "./lora-affinity-scorer/index.t
 import { definition as maxScorePicker } from "./max-score-picker/index.ts";
 import { definition as noHitLruScorer } from "./no-hit-lru-scorer/index.ts";
 import { definition as prefillFilter } from "./prefill-filter/index.ts";
+import { definition as prefillVolumeScorer } from "./prefill-volume-scorer/index.ts";
 import { definition as prefixCacheAffinityFilter } from "./prefix-cache-affinity-filter/index.ts";
 import { definition as prefixCacheScorer } from "./prefix-cache-scorer/index.ts";
+import { definition as priorityHeadroomFilter } from "./priority-headroom-filter/index.ts";
 import { definition as queueScorer } from "./queue-scorer/index.ts";
 import { definition as randomPicker } from "./random-picker/index.ts";
 import { definition as roundRobinPicker } from "./round-robin-picker/index.ts";
@@ -56,8 +58,10 @@ export const schedulingPlugins: readonly AnyPluginDefinition[] = [
   maxScorePicker,
   noHitLruScorer,
   prefillFilter,
+  prefillVolumeScorer,
   prefixCacheAffinityFilter,
   prefixCacheScorer,
+  priorityHeadroomFilter,
   queueScorer,
   randomPicker,
   roundRobinPicker,
