@@ -7,12 +7,14 @@
  */
 import { fnv1a32, mix32 } from "../workloads/rng.ts";
 import type { Segment } from "../workloads/types.ts";
+import { KeySet } from "./key-set.ts";
 
 const SHARDS = 32;
+const TWO_30 = 1 << 30;
 
 /** Infinite prefix cache over segment chains. */
 export class IdealPrefixCache {
-  private readonly shards: Set<number>[] = Array.from({ length: SHARDS }, () => new Set<number>());
+  private readonly seen = new KeySet();
   private readonly nsHashes = new Map<string, number>();
   private lastNs = "";
   private lastNsHash = 0;
@@ -30,15 +32,12 @@ export class IdealPrefixCache {
       const ns = this.nsHash(s.ns);
       h1 = mix32(mix32(mix32(h1, ns), s.id), s.tokens);
       h2 = mix32(mix32(mix32(h2 ^ 0x27d4eb2f, s.id), ns), s.tokens);
-      // A 30-bit small-integer key in one of 32 shards (35 bits in all): no heap number per
-      // lookup, and collisions stay negligible at tens of millions of segments.
-      const key = h1 >>> 2;
-      const shard = this.shards[h2 & (SHARDS - 1)]!;
-      if (matching && shard.has(key)) run += s.tokens;
-      else {
-        matching = false;
-        shard.add(key);
-      }
+      // A 35-bit identity (30 bits of h1, 5 of h2): collisions stay negligible at tens of
+      // millions of segments.
+      const key = (h2 & (SHARDS - 1)) * TWO_30 + (h1 >>> 2);
+      const seenBefore = !this.seen.add(key);
+      if (matching && seenBefore) run += s.tokens;
+      else matching = false;
     }
     return wholeBlocks(Math.min(run, inputTokens - 1), this.blockTokens);
   }
