@@ -25,7 +25,6 @@ import { definition as loraAffinityScorer } from "./lora-affinity-scorer/index.t
 import { definition as maxScorePicker } from "./max-score-picker/index.ts";
 import { definition as noHitLruScorer } from "./no-hit-lru-scorer/index.ts";
 import { definition as prefillFilter } from "./prefill-filter/index.ts";
-import { definition as prefillVolumeScorer } from "./prefill-volume-scorer/index.ts";
 import { definition as prefixCacheAffinityFilter } from "./prefix-cache-affinity-filter/index.ts";
 import { definition as prefixCacheScorer } from "./prefix-cache-scorer/index.ts";
 import { definition as priorityHeadroomFilter } from "./priority-headroom-filter/index.ts";
@@ -58,7 +57,6 @@ export const schedulingPlugins: readonly AnyPluginDefinition[] = [
   maxScorePicker,
   noHitLruScorer,
   prefillFilter,
-  prefillVolumeScorer,
   prefixCacheAffinityFilter,
   prefixCacheScorer,
   priorityHeadroomFilter,
