@@ -24,6 +24,13 @@ export interface HostTimers {
   schedule(delayMs: number, fn: () => void): () => void;
 }
 
+/**
+ * Default bound on how far the timeline may trail the host, wall ms. On a loaded 2-core host, 50K-token
+ * prompts (tokenized and hashed on the event loop) delay sims beyond 50 ms many times a minute; a GPU
+ * would not have waited, so such delays are caught up rather than excluded.
+ */
+const DEFAULT_CATCH_UP_MS = 250;
+
 /** Below this many wall ms a step end is delivered on the next turn instead of via a timer. */
 const MIN_TIMER_MS = 1;
 
@@ -55,7 +62,7 @@ export interface DriverOptions {
   timers?: HostTimers;
   /**
    * Wall ms the timeline may trail the host before the excess is treated as a stall and excluded
-   * from engine time (≥ 0; default 50). Within it, late steps are caught up back to back.
+   * from engine time (≥ 0; default 250). Within it, late steps are caught up back to back.
    */
   catchUpMs?: number;
   /** Called with each step's delivery lateness, wall ms (negative when a timer fired early). */
@@ -91,7 +98,7 @@ export class EngineDriver {
   ) {
     this.clock = options.clock ?? wallClock;
     this.timers = options.timers ?? nodeTimers;
-    this.catchUpMs = options.catchUpMs ?? 50;
+    this.catchUpMs = options.catchUpMs ?? DEFAULT_CATCH_UP_MS;
     this.origin = this.clock.now();
   }
 
