@@ -17,7 +17,7 @@ const parameters = z
   .strictObject({
     minPriority: z.number().default(1),
     maxInFlightRequests: z.int().nonnegative().default(64),
-    maxInFlightTokens: z.int().nonnegative().default(8192),
+    maxInFlightTokens: z.int().nonnegative().default(4096),
     inFlightLoadProducerName: z.string().min(1).default("inflight-load-producer"),
   })
   .prefault({});
