@@ -90,6 +90,13 @@ test("coldMatchRatio: a prompt no candidate holds that fraction of counts as col
   assert.deepEqual(Array.from(scorer.score(context([0, 3, 0, 0]), endpoints)), [0.5, 0.5, 0.5, 0.5]);
 });
 
+test("coldMatchRatio: a partial match only one endpoint holds keeps the request warm", () => {
+  const scorer = instantiate<NoHitLruScorer>(definition, { coldMatchRatio: 1 });
+  assert.deepEqual(Array.from(scorer.score(context([2, 1, 1, 1]), endpoints)), [0.5, 0.5, 0.5, 0.5]);
+  const tolerant = instantiate<NoHitLruScorer>(definition, { coldMatchRatio: 1, coldMaxAdvantage: 0.25 });
+  assert.deepEqual(Array.from(tolerant.score(context([2, 1, 1, 1]), endpoints)), [1, 1, 1, 1]);
+});
+
 test("coldMatchRatio 0 (llm-d): any held block makes a request warm", () => {
   const scorer = instantiate<NoHitLruScorer>(definition);
   assert.deepEqual(Array.from(scorer.score(context([1, 0, 0, 0]), endpoints)), [0.5, 0.5, 0.5, 0.5]);

@@ -23,6 +23,7 @@ const parameters = z
     prefixPluginName: z.string().min(1).default("prefix-cache-scorer"),
     lruSize: z.int().positive().default(1024),
     coldMatchRatio: z.number().min(0).max(1).default(0),
+    coldMaxAdvantage: z.number().min(0).max(1).default(0.1),
   })
   .prefault({});
 
@@ -40,6 +41,8 @@ export class NoHitLruScorer implements Scorer, PreRequest {
   private readonly recent = new Set<string>();
   private readonly coldKey: string;
   private prefixStateKey: string | undefined;
+  /** Scratch for the candidates' match ratios (reused, grown on demand). */
+  private ratios = new Float64Array(64);
 
   constructor(
     readonly name: string,
@@ -52,7 +55,8 @@ export class NoHitLruScorer implements Scorer, PreRequest {
   score(ctx: SchedulingContext, endpoints: readonly Endpoint[]): Float64Array {
     const scores = new Float64Array(endpoints.length);
     const match = readPrefixMatch(ctx.state, this.matchStateKey());
-    const cold = isCold(match, endpoints, this.params.coldMatchRatio);
+    if (this.ratios.length < endpoints.length) this.ratios = new Float64Array(endpoints.length * 2);
+    const cold = isCold(match, endpoints, this.params, this.ratios);
     ctx.state.set(this.coldKey, cold);
     if (!cold) return scores.fill(WARM_SCORE);
     const position = new Map(endpoints.map((e, i) => [e.metadata.key, i]));
@@ -94,19 +98,29 @@ export class NoHitLruScorer implements Scorer, PreRequest {
 }
 
 /**
- * Cold: no candidate holds even one block of the prompt (or there is no match data); with
- * `coldMatchRatio` r > 0, no candidate holds a fraction ≥ r of the prompt's blocks, so a new
- * conversation that only shares a common system prompt counts as cold and is spread like one.
+ * Cold: no candidate holds even one block of the prompt (or there is no match data). With
+ * `coldMatchRatio` r > 0 also when the best candidate holds less than r of the prompt's blocks and
+ * no more than `coldMaxAdvantage` beyond the median candidate: the request shares only what most
+ * endpoints hold (a common system prompt), so it starts a new conversation and is spread like a
+ * cold prompt. A partial match only one endpoint holds keeps the request warm.
  */
 function isCold(
   match: PrefixMatchResult | undefined,
   endpoints: readonly Endpoint[],
-  ratio: number,
+  params: NoHitLruParams,
+  ratios: Float64Array,
 ): boolean {
   if (!match) return true;
-  if (ratio === 0)
+  if (params.coldMatchRatio === 0)
     return endpoints.every((e) => (match.byEndpoint.get(e.metadata.key)?.matchBlocks ?? 0) === 0);
-  return endpoints.every((e) => matchRatio(match.byEndpoint.get(e.metadata.key)) < ratio);
+  if (endpoints.length === 0) return true;
+  const sorted = ratios.subarray(0, endpoints.length);
+  for (let i = 0; i < endpoints.length; i++)
+    sorted[i] = matchRatio(match.byEndpoint.get(endpoints[i]!.metadata.key));
+  sorted.sort();
+  const best = sorted[sorted.length - 1]!;
+  const median = sorted[sorted.length >> 1]!;
+  return best < params.coldMatchRatio && best - median <= params.coldMaxAdvantage;
 }
 
 /** Registry entry for `no-hit-lru-scorer`. */
