@@ -7,7 +7,7 @@
  */
 import type { StreamPlan, TurnPlan } from "./agent-session.ts";
 import { readLines } from "./trace-files.ts";
-import { makeRequest, type Segment } from "./types.ts";
+import type { Segment, WorkloadRequest } from "./types.ts";
 
 /** Weka's block size in tokens. */
 export const WEKA_BLOCK_TOKENS = 64;
@@ -86,7 +86,7 @@ export function expandRuns(runs: readonly [number, number][]): number[] {
 /** Builds the closed-loop plan of one session instance. */
 export function wekaPlan(session: WekaSession, instance: number, options: WekaPlanOptions): StreamPlan {
   const ns = `weka:${session.session}#${instance}`;
-  const shared = new Map<number, Segment>();
+  const shared = new SharedBlocks();
   const cap = (seconds: number) => Math.min(options.thinkCapMs, Math.max(0, seconds * 1000));
   const stream = (agent: string, rows: readonly WekaRequestRow[], warmTokens: number): StreamPlan => {
     const warmBlocks = Math.floor((options.warmFraction * warmTokens) / WEKA_BLOCK_TOKENS);
@@ -95,14 +95,9 @@ export function wekaPlan(session: WekaSession, instance: number, options: WekaPl
       turns: rows.map((row, k) => ({
         thinkMs: k === 0 ? 0 : cap(row.think_time),
         build: () => {
-          const ids = expandRuns(row.hash_runs);
-          if (k === 0)
-            for (let p = 0; p < Math.min(warmBlocks, ids.length); p++) remember(shared, ids[p]!, sharedNs, p);
-          const segments = wekaSegments(ids, row.in, ns, shared, `${agent}:${row.i}`);
-          return makeRequest(`${ns}:${agent}:${row.i}`, segments, row.out, {
-            sessionId: ns,
-            kind: agent === "main" ? "main" : "sub-agent",
-          });
+          if (k === 0) shared.rememberLeading(row.hash_runs, warmBlocks, sharedNs);
+          const kind = agent === "main" ? "main" : "sub-agent";
+          return wekaRequest(row, ns, shared.view(), `${agent}:${row.i}`, kind);
         },
       })),
     };
@@ -122,8 +117,71 @@ export function wekaPlan(session: WekaSession, instance: number, options: WekaPl
   return main;
 }
 
-function remember(shared: Map<number, Segment>, id: number, ns: string, position: number): void {
-  if (!shared.has(id)) shared.set(id, { ns, id: position, tokens: WEKA_BLOCK_TOKENS });
+/**
+ * One request of a row (`key`: agent and turn, unique in the session). Its segments (one object
+ * per 64-token block, thousands for an agentic prompt) are rebuilt on each read instead of held:
+ * a built request waits through its think time and then its queueing, and millions of held
+ * segments made every major GC slow. Each read yields the same segments, resolved against the
+ * shared blocks known when the request was built.
+ */
+function wekaRequest(
+  row: WekaRequestRow,
+  ns: string,
+  shared: SharedLookup,
+  key: string,
+  kind: string,
+): WorkloadRequest {
+  const blockTokens = runLength(row.hash_runs) * WEKA_BLOCK_TOKENS;
+  return {
+    id: `${ns}:${key}`,
+    sessionId: ns,
+    kind,
+    inputTokens: blockTokens + Math.max(0, row.in - blockTokens),
+    outputTokens: Math.max(1, row.out),
+    get segments() {
+      return wekaSegments(expandRuns(row.hash_runs), row.in, ns, shared, key);
+    },
+  };
+}
+
+/** The cross-session segment a trace hash id maps to, if any. */
+export interface SharedLookup {
+  get(id: number): Segment | undefined;
+}
+
+/**
+ * The trace hash ids a session maps to cross-session namespaces (first mapping wins), in the order
+ * mapped, so a view taken at build time ignores ids mapped later (by a sibling sub-agent's first turn).
+ */
+class SharedBlocks {
+  private readonly byId = new Map<number, { segment: Segment; order: number }>();
+
+  /** Maps the first `count` ids of `runs` to `ns`, block position as segment id. */
+  rememberLeading(runs: readonly [number, number][], count: number, ns: string): void {
+    const ids = expandRuns(runs);
+    for (let p = 0; p < Math.min(count, ids.length); p++) {
+      if (!this.byId.has(ids[p]!))
+        this.byId.set(ids[p]!, { segment: { ns, id: p, tokens: WEKA_BLOCK_TOKENS }, order: this.byId.size });
+    }
+  }
+
+  /** The mappings known now. */
+  view(): SharedLookup {
+    const known = this.byId.size;
+    return {
+      get: (id) => {
+        const entry = this.byId.get(id);
+        return entry !== undefined && entry.order < known ? entry.segment : undefined;
+      },
+    };
+  }
+}
+
+/** Number of ids in run-length-encoded hash ids. */
+function runLength(runs: readonly [number, number][]): number {
+  let n = 0;
+  for (const [, count] of runs) n += count;
+  return n;
 }
 
 /** Index of the last main request issued at or before `t` (0 if none). */
@@ -138,7 +196,7 @@ export function wekaSegments(
   ids: readonly number[],
   inputTokens: number,
   ns: string,
-  shared: ReadonlyMap<number, Segment>,
+  shared: SharedLookup,
   tailKey: string,
 ): Segment[] {
   const segments: Segment[] = ids.map((id) => shared.get(id) ?? { ns, id, tokens: WEKA_BLOCK_TOKENS });

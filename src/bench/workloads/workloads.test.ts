@@ -113,6 +113,33 @@ describe("closed-loop sessions", () => {
     assert.equal(s.done, true);
   });
 
+  it("Weka: segments resolve shared blocks as known when the request was built, on every read", () => {
+    // Two sub-agents spawned together: A maps id 1 to its shared namespace, then B (built right
+    // after A) maps ids 1-3; A's request must keep ids 2 and 3 in its own namespace.
+    const siblings: WekaSession = {
+      session: "s",
+      toolTokens: 0,
+      systemTokens: 0,
+      subagents: [
+        { agent_id: "a", t_spawn: 5, tool_tokens: 64 },
+        { agent_id: "b", t_spawn: 5, tool_tokens: 192 },
+      ],
+      agents: new Map([
+        ["main", [row("main", 0, 0, 0)]],
+        ["a", [row("a", 0, 5, 0)]],
+        ["b", [row("b", 0, 5, 0)]],
+      ]),
+    };
+    const s = new AgentSession(wekaPlan(siblings, 0, { warmFraction: 1, thinkCapMs: 60_000 }));
+    const [main] = s.start();
+    const [a, b] = s.onComplete(main!.request.id).map((d) => d.request);
+    const namespaces = (r: typeof a) => r!.segments.map((g) => g.ns);
+    assert.deepEqual(namespaces(a), ["weka:shared:a", "weka:s#0", "weka:s#0", "weka:s#0:tail:a:0"]);
+    assert.deepEqual(namespaces(b), ["weka:shared:a", "weka:shared:b", "weka:shared:b", "weka:s#0:tail:b:0"]);
+    assert.deepEqual(a!.segments, a!.segments);
+    assert.equal(a!.inputTokens, 200);
+  });
+
   it("replaces a finished session so concurrency stays constant", () => {
     let made = 0;
     const oneTurn = (i: number) => {
