@@ -101,3 +101,25 @@ test("coldMatchRatio 0 (llm-d): any held block makes a request warm", () => {
   const scorer = instantiate<NoHitLruScorer>(definition);
   assert.deepEqual(Array.from(scorer.score(context([1, 0, 0, 0]), endpoints)), [0.5, 0.5, 0.5, 0.5]);
 });
+
+test("newSessionHeader: a session's first request is cold even when it matches a shared prefix", () => {
+  const scorer = instantiate<NoHitLruScorer>(definition, {
+    newSessionHeader: "X-Session-Id",
+    sessionMemory: 2,
+  });
+  const request = (session: string) => {
+    const ctx = context([2, 2, 0, 0]);
+    ctx.request = { ...ctx.request, headers: { "x-session-id": session } };
+    return ctx;
+  };
+  const first = request("s1");
+  assert.deepEqual(Array.from(scorer.score(first, endpoints)), [1, 1, 1, 1]);
+  assert.deepEqual(Array.from(scorer.score(first, endpoints)), [1, 1, 1, 1], "scored twice: same answer");
+  scorer.preRequest(first, resultFor(endpoints[3]!));
+  assert.deepEqual(Array.from(scorer.score(request("s1"), endpoints)), [0.5, 0.5, 0.5, 0.5]);
+  const [, , , d] = Array.from(scorer.score(request("s2"), endpoints));
+  assert.ok(d! < 1, "d took the last new session");
+  scorer.score(request("s3"), endpoints);
+  assert.equal(scorer.score(request("s1"), endpoints)[0], 1, "s1 was forgotten (sessionMemory 2)");
+  assert.deepEqual(Array.from(scorer.score(context([2, 2, 0, 0]), endpoints)), [0.5, 0.5, 0.5, 0.5]);
+});

@@ -24,6 +24,8 @@ const parameters = z
     lruSize: z.int().positive().default(1024),
     coldMatchRatio: z.number().min(0).max(1).default(0),
     coldMaxAdvantage: z.number().min(0).max(1).default(0.1),
+    newSessionHeader: z.string().min(1).optional(),
+    sessionMemory: z.int().positive().default(65536),
   })
   .prefault({});
 
@@ -40,7 +42,10 @@ export class NoHitLruScorer implements Scorer, PreRequest {
   /** Endpoint keys that took cold requests, least recent first (at most lruSize). */
   private readonly recent = new Set<string>();
   private readonly coldKey: string;
+  private readonly newSessionKey: string;
   private prefixStateKey: string | undefined;
+  /** Session ids seen (newSessionHeader), least recent first. */
+  private readonly sessions = new Set<string>();
   /** Scratch for the candidates' match ratios (reused, grown on demand). */
   private ratios = new Float64Array(64);
 
@@ -50,13 +55,14 @@ export class NoHitLruScorer implements Scorer, PreRequest {
     private readonly lookup: (name: string) => Plugin | undefined,
   ) {
     this.coldKey = `${name}/cold`;
+    this.newSessionKey = `${name}/new-session`;
   }
 
   score(ctx: SchedulingContext, endpoints: readonly Endpoint[]): Float64Array {
     const scores = new Float64Array(endpoints.length);
     const match = readPrefixMatch(ctx.state, this.matchStateKey());
     if (this.ratios.length < endpoints.length) this.ratios = new Float64Array(endpoints.length * 2);
-    const cold = isCold(match, endpoints, this.params, this.ratios);
+    const cold = this.isNewSession(ctx) || isCold(match, endpoints, this.params, this.ratios);
     ctx.state.set(this.coldKey, cold);
     if (!cold) return scores.fill(WARM_SCORE);
     const position = new Map(endpoints.map((e, i) => [e.metadata.key, i]));
@@ -80,6 +86,27 @@ export class NoHitLruScorer implements Scorer, PreRequest {
       this.recent.add(key);
       if (this.recent.size > this.params.lruSize) this.recent.delete(this.recent.values().next().value!);
     }
+  }
+
+  /**
+   * True for the first request of a session id in `newSessionHeader` (none configured: false).
+   * Remembers the last `sessionMemory` session ids, most recently seen last.
+   */
+  private isNewSession(ctx: SchedulingContext): boolean {
+    const header = this.params.newSessionHeader;
+    if (header === undefined) return false;
+    const decided = ctx.state.get(this.newSessionKey);
+    if (typeof decided === "boolean") return decided; // scored again (another profile): same answer
+    const sessionId = ctx.request.headers[header.toLowerCase()];
+    let isNew = false;
+    if (typeof sessionId === "string" && sessionId !== "") {
+      isNew = !this.sessions.delete(sessionId);
+      this.sessions.add(sessionId);
+      if (this.sessions.size > this.params.sessionMemory)
+        this.sessions.delete(this.sessions.values().next().value!);
+    }
+    ctx.state.set(this.newSessionKey, isNew);
+    return isNew;
   }
 
   /**
