@@ -109,8 +109,7 @@ test("newSessionHeader: a session's first request is cold even when it matches a
   });
   const request = (session: string) => {
     const ctx = context([2, 2, 0, 0]);
-    ctx.request = { ...ctx.request, headers: { "x-session-id": session } };
-    return ctx;
+    return { ...ctx, request: { ...ctx.request, headers: { "x-session-id": session } } };
   };
   const first = request("s1");
   assert.deepEqual(Array.from(scorer.score(first, endpoints)), [1, 1, 1, 1]);
