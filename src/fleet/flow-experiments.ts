@@ -2,7 +2,8 @@
  * Issue 5's flow-control experiments: the three-tenant scenario under each router config at each
  * offered load, one table row per tenant. Usage:
  *   node --import tsx src/fleet/flow-experiments.ts [--loads 0.5,1,1.5,2]
- *     [--configs no-flow-control,llm-d-flow-control,ours] [--set key=value ...]
+ *     [--configs no-flow-control,llm-d-flow-control,ours] [--set key=value ...] [--tail chat]
+ * `--tail <tenant>` adds where that tenant's requests above its p95 TTFT spent their time.
  * Configs are files in examples/scenarios/tenants/ (name without .yaml).
  */
 import { dirname, join } from "node:path";
@@ -10,7 +11,13 @@ import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { loadScenario } from "../bench/scenario.ts";
 import { runScenario } from "./run-scenario.ts";
-import { type TenantReport, type TenantSummary, tenantReport } from "./tenant-report.ts";
+import {
+  type TailBreakdown,
+  type TenantReport,
+  type TenantSummary,
+  tailBreakdown,
+  tenantReport,
+} from "./tenant-report.ts";
 
 const dir = join(dirname(fileURLToPath(import.meta.url)), "../../examples/scenarios/tenants");
 
@@ -19,6 +26,7 @@ const { values } = parseArgs({
     loads: { type: "string", default: "0.5,1,1.5,2" },
     configs: { type: "string", default: "no-flow-control,llm-d-flow-control,ours" },
     set: { type: "string", multiple: true, default: [] },
+    tail: { type: "string" },
   },
 });
 
@@ -51,6 +59,18 @@ function fairness(report: TenantReport): string {
   return `  agents Jain ${report.jain.toFixed(3)} (${service})`;
 }
 
+function tail(t: TailBreakdown): string {
+  const where = Object.entries(t.byReplicaTenant)
+    .map(([tenant, n]) => `${tenant}:${n}`)
+    .join(" ");
+  const ms = (v: number) => v.toFixed(0);
+  return (
+    `  ${t.tenant} > p95 (${ms(t.thresholdMs)} ms): n=${t.count} TTFT ${ms(t.ttftMs)} = queued ${ms(t.queuedMs)}` +
+    ` + engine wait ${ms(t.engineWaitMs)} + first step(s) ${ms(t.firstStepsMs)};` +
+    ` cached ${ms(t.cachedTokens)}/${ms(t.inputTokens)} tokens; on replicas mostly serving ${where}`
+  );
+}
+
 console.log(
   `${"config".padEnd(19)} load tenant  prio  arriv served ttft50  ttft99  rejwait50/max lost dropped`,
 );
@@ -59,8 +79,11 @@ for (const config of values.configs.split(",")) {
     const overrides = [`router.config=${config}.yaml`, `workload.load=${load}`, ...values.set];
     const scenario = loadScenario(join(dir, "tenants.yaml"), overrides);
     const run = await runScenario(scenario);
-    const report = tenantReport(run.result.records, scenario.warmupS * 1000, scenario.durationS * 1000);
+    const window = [scenario.warmupS * 1000, scenario.durationS * 1000] as const;
+    const report = tenantReport(run.result.records, ...window);
     for (const tenant of report.tenants) console.log(row(config, load, tenant));
+    const breakdown = values.tail && tailBreakdown(run.result.records, ...window, values.tail);
+    if (breakdown) console.log(tail(breakdown));
     const speed = run.result.simulatedMs / Math.max(1, run.result.wallMs);
     console.log(
       `${fairness(report)}  [${(run.result.wallMs / 1000).toFixed(0)} s wall, ${speed.toFixed(0)}× real time]`,

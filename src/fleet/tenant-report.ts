@@ -88,6 +88,81 @@ function summarizeTenant(tenant: string, list: FleetRecord[]): TenantSummary {
   };
 }
 
+/**
+ * Where a tenant's slow requests (served, TTFT above its `q` quantile) spent their time, in ms
+ * means: flow-control queue, engine waiting queue (dispatch → first scheduled step), and the steps
+ * from then to the first token (with chunking off, one step). `byReplicaTenant` counts them by the
+ * tenant that sent the most requests to their replica in the window: a latency tenant whose slow
+ * requests sit on another tenant's replicas is suffering placement, not admission.
+ */
+export interface TailBreakdown {
+  tenant: string;
+  /** The TTFT quantile the slow requests exceed, ms. */
+  thresholdMs: number;
+  count: number;
+  ttftMs: number;
+  queuedMs: number;
+  engineWaitMs: number;
+  firstStepsMs: number;
+  inputTokens: number;
+  cachedTokens: number;
+  byReplicaTenant: Record<string, number>;
+}
+
+/** {@link TailBreakdown} of `tenant` over arrivals in [fromMs, toMs); undefined if it served none. */
+export function tailBreakdown(
+  records: readonly FleetRecord[],
+  fromMs: number,
+  toMs: number,
+  tenant: string,
+  q = 0.95,
+): TailBreakdown | undefined {
+  const window = records.filter((r) => r.arrivalMs >= fromMs && r.arrivalMs < toMs);
+  const served = window.filter((r) => r.tenant === tenant && r.outcome === "served");
+  if (served.length === 0) return undefined;
+  const ttft = (r: FleetRecord) => r.firstTokenMs - r.arrivalMs;
+  const thresholdMs = quantile(
+    served.map(ttft).sort((a, b) => a - b),
+    q,
+  );
+  const slow = served.filter((r) => ttft(r) > thresholdMs);
+  const mainTenant = replicaMainTenants(window);
+  const byReplicaTenant: Record<string, number> = {};
+  for (const r of slow) {
+    const main = mainTenant.get(r.endpoint) ?? "none";
+    byReplicaTenant[main] = (byReplicaTenant[main] ?? 0) + 1;
+  }
+  const mean = (f: (r: FleetRecord) => number) => slow.reduce((sum, r) => sum + f(r), 0) / slow.length;
+  return {
+    tenant,
+    thresholdMs,
+    count: slow.length,
+    ttftMs: mean(ttft),
+    queuedMs: mean((r) => r.queuedMs),
+    engineWaitMs: mean((r) => r.startMs - r.arrivalMs - r.queuedMs),
+    firstStepsMs: mean((r) => r.firstTokenMs - r.startMs),
+    inputTokens: mean((r) => r.inputTokens),
+    cachedTokens: mean((r) => r.cachedTokens),
+    byReplicaTenant,
+  };
+}
+
+/** Endpoint index → the tenant that sent it the most requests among `records`. */
+function replicaMainTenants(records: readonly FleetRecord[]): Map<number, string> {
+  const counts = new Map<number, Map<string, number>>();
+  for (const r of records) {
+    if (r.endpoint < 0) continue;
+    let perTenant = counts.get(r.endpoint);
+    if (!perTenant) counts.set(r.endpoint, (perTenant = new Map()));
+    perTenant.set(r.tenant, (perTenant.get(r.tenant) ?? 0) + 1);
+  }
+  const main = new Map<number, string>();
+  for (const [endpoint, perTenant] of counts) {
+    main.set(endpoint, [...perTenant].reduce((best, e) => (e[1] > best[1] ? e : best))[0]);
+  }
+  return main;
+}
+
 /** Jain's fairness index (Σx)² / (n·Σx²); 1 when all equal, NaN for no values, 1 when all zero. */
 export function jainIndex(values: readonly number[]): number {
   if (values.length === 0) return Number.NaN;

@@ -5,7 +5,8 @@ import { fileURLToPath } from "node:url";
 import { loadScenario } from "../../src/bench/scenario.ts";
 import type { FleetRecord } from "../../src/fleet/request-flow.ts";
 import { runScenario } from "../../src/fleet/run-scenario.ts";
-import { jainIndex, tenantReport } from "../../src/fleet/tenant-report.ts";
+import { newRecord } from "../../src/bench/metrics/records.ts";
+import { jainIndex, tailBreakdown, tenantReport } from "../../src/fleet/tenant-report.ts";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const tenants = join(here, "../../examples/scenarios/tenants/tenants.yaml");
@@ -82,6 +83,44 @@ describe("fleet flow control (tiny tenants scenario)", () => {
         ["batch", -10],
       ],
     );
+  });
+
+  it("tail breakdown: slow requests' queue, engine wait and first step, by their replica's main tenant", () => {
+    /** A served request: arrival, flow-control wait, engine wait, first step, all ms. */
+    const served = (
+      id: string,
+      tenant: string,
+      endpoint: number,
+      times: [number, number, number, number],
+    ) => {
+      const [arrival, queued, engineWait, firstStep] = times;
+      const r: FleetRecord = {
+        ...newRecord(id, tenant, arrival, 2000),
+        tenant,
+        fairnessId: "f",
+        priority: 0,
+        outcome: "served",
+        queuedMs: queued,
+        endpoint,
+        cachedTokens: 1000,
+      };
+      r.startMs = arrival + queued + engineWait;
+      r.firstTokenMs = r.startMs + firstStep;
+      return r;
+    };
+    const records = [
+      ...Array.from({ length: 18 }, (_, i) => served(`c${i}`, "chat", 0, [i, 0, 0, 20])),
+      served("slow-a", "chat", 1, [50, 10, 100, 90]),
+      served("slow-b", "chat", 0, [60, 30, 20, 50]),
+      ...Array.from({ length: 3 }, (_, i) => served(`a${i}`, "agents", 1, [i, 0, 0, 500])),
+      served("late", "chat", 0, [5000, 0, 900, 900]), // outside the window
+    ];
+    const t = tailBreakdown(records, 0, 1000, "chat", 0.9)!;
+    assert.equal(t.thresholdMs, 20);
+    assert.equal(t.count, 2);
+    assert.deepEqual([t.ttftMs, t.queuedMs, t.engineWaitMs, t.firstStepsMs], [(200 + 100) / 2, 20, 60, 70]);
+    assert.deepEqual(t.byReplicaTenant, { agents: 1, chat: 1 });
+    assert.equal(tailBreakdown(records, 0, 1000, "batch"), undefined);
   });
 
   it("Jain's index: 1 for equal service, 1/n when one flow gets everything", () => {
