@@ -43,6 +43,8 @@ function buildUnitIds(): Uint32Array {
  */
 export class SyntheticPromptBuilder {
   private readonly nsHashes = new Map<string, number>();
+  private lastNs = "";
+  private lastNsHash = 0;
 
   /** Token ids of the prompt (what `defaultTokenizer.encode(text(segments))` returns). */
   tokens(segments: readonly Segment[]): Uint32Array {
@@ -67,12 +69,16 @@ export class SyntheticPromptBuilder {
   }
 
   private nsHash(ns: string): number {
+    // Consecutive segments almost always share a namespace: skip the map lookup then.
+    if (ns === this.lastNs) return this.lastNsHash;
     let h = this.nsHashes.get(ns);
     if (h === undefined) {
       h = fnv1a32(ns);
       if (this.nsHashes.size > 100_000) this.nsHashes.clear();
       this.nsHashes.set(ns, h);
     }
+    this.lastNs = ns;
+    this.lastNsHash = h;
     return h;
   }
 }
