@@ -26,11 +26,11 @@ function context(priority: number, loads: [number, number, number][]) {
 const filter = (params: object = {}) =>
   definition.create(definition.parameters.parse(params), makeEnv("h")) as Filter;
 
-test("defaults: priority ≥ 1, 64 requests, 4096 tokens", () => {
+test("defaults: priority ≥ 1, 64 requests, 6144 tokens", () => {
   const p = definition.parameters.parse({});
   assert.deepEqual(
     [p.minPriority, p.maxInFlightRequests, p.maxInFlightTokens, p.inFlightLoadProducerName],
-    [1, 64, 4096, "inflight-load-producer"],
+    [1, 64, 6144, "inflight-load-producer"],
   );
 });
 

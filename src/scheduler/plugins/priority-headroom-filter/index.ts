@@ -17,7 +17,7 @@ const parameters = z
   .strictObject({
     minPriority: z.number().default(1),
     maxInFlightRequests: z.int().nonnegative().default(64),
-    maxInFlightTokens: z.int().nonnegative().default(4096),
+    maxInFlightTokens: z.int().nonnegative().default(6144),
     inFlightLoadProducerName: z.string().min(1).default("inflight-load-producer"),
   })
   .prefault({});
