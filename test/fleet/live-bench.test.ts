@@ -1,4 +1,6 @@
 import assert from "node:assert/strict";
+import { once } from "node:events";
+import { createConnection, createServer, type Server } from "node:net";
 import { after, before, describe, it } from "node:test";
 import { runLive } from "../../src/bench/live/load-generator.ts";
 import { summarize } from "../../src/bench/metrics/summary.ts";
@@ -8,6 +10,35 @@ import { SyntheticPromptBuilder } from "../../src/bench/workloads/synthetic-prom
 import type { SimServer } from "../../src/sim/server.ts";
 import { MODEL, startTestSim } from "../sim/helpers.ts";
 
+/** A TCP relay in front of `target` that counts the client connections it accepted. */
+async function countingRelay(
+  target: URL,
+): Promise<{ url: string; connections: () => number; server: Server }> {
+  let connections = 0;
+  const server = createServer((client) => {
+    connections++;
+    const upstream = createConnection(Number(target.port), target.hostname);
+    client.pipe(upstream).pipe(client);
+    client.on("error", () => upstream.destroy());
+    upstream.on("error", () => client.destroy());
+  });
+  server.listen(0, "127.0.0.1");
+  await once(server, "listening");
+  const { port } = server.address() as { port: number };
+  return { url: `http://127.0.0.1:${port}`, connections: () => connections, server };
+}
+
+function closedLoopChat(sessions: number, stopAtMs: number): ClosedLoopWorkload {
+  const options = { ...CHAT_DEFAULTS, minTurns: 3, maxTurns: 3, thinkMeanMs: 200, seed: 4 };
+  return new ClosedLoopWorkload({
+    name: "chat",
+    concurrency: sessions,
+    rampMs: 100,
+    stopAtMs,
+    factory: (i) => chatSession(options, i),
+  });
+}
+
 describe("llmd bench load generator against llmd sim on loopback", () => {
   let sim: SimServer;
   before(async () => {
@@ -16,18 +47,10 @@ describe("llmd bench load generator against llmd sim on loopback", () => {
   after(() => sim.close());
 
   it("replays closed-loop chat over HTTP; one server's cached tokens equal the ideal ceiling", async () => {
-    const options = { ...CHAT_DEFAULTS, minTurns: 3, maxTurns: 3, thinkMeanMs: 200, seed: 4 };
-    const workload = new ClosedLoopWorkload({
-      name: "chat",
-      concurrency: 2,
-      rampMs: 100,
-      stopAtMs: 1500,
-      factory: (i) => chatSession(options, i),
-    });
     const records = await runLive({
       url: sim.url,
       model: MODEL,
-      workload,
+      workload: closedLoopChat(2, 1500),
       prompts: new SyntheticPromptBuilder(),
       durationMs: 1500,
       timeScale: 1,
@@ -50,5 +73,30 @@ describe("llmd bench load generator against llmd sim on loopback", () => {
       gpus: 1,
     });
     assert.equal(s.captured, 1);
+  });
+
+  it("keeps connections alive between a session's turns (no TCP setup inside TTFT)", async () => {
+    const relay = await countingRelay(new URL(sim.url));
+    try {
+      const records = await runLive({
+        url: relay.url,
+        model: MODEL,
+        workload: closedLoopChat(2, 1500),
+        prompts: new SyntheticPromptBuilder(),
+        durationMs: 1500,
+        timeScale: 1,
+        blockTokens: 16,
+      });
+      assert.ok(records.length >= 6, `only ${records.length} requests`);
+      assert.ok(records.every((r) => r.error === undefined));
+      // Two sessions share a few pooled connections (a new session's first turn may be sent before
+      // the previous turn's socket is back in the pool); a connection per request was the bug.
+      assert.ok(
+        relay.connections() < records.length / 2,
+        `${relay.connections()} connections for ${records.length} requests`,
+      );
+    } finally {
+      relay.server.close();
+    }
   });
 });
