@@ -54,7 +54,7 @@ class PriorityHeadroomFilter implements Filter {
 /** Registry entry for `priority-headroom-filter`. */
 export const definition: PluginDefinition<PriorityHeadroomParams> = {
   type: "priority-headroom-filter",
-  stability: "beta",
+  stability: "alpha",
   description:
     "For priority ≥ minPriority keeps endpoints with few in-flight requests and uncached tokens (else all)",
   parameters,
