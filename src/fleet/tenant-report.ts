@@ -180,3 +180,40 @@ function quantile(sorted: readonly number[], q: number): number {
   if (sorted.length === 0) return Number.NaN;
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))]!;
 }
+
+/** Header of {@link formatTenantReport}'s rows (the flow-experiments table layout). */
+export const TENANT_TABLE_HEADER = `${"config".padEnd(19)} load tenant  prio  arriv served ttft50  ttft99  rejwait50/max lost dropped`;
+
+/**
+ * One row per tenant (label = config name, load as given) plus the agents' Jain line, in the
+ * flow-experiments layout: times in ms below 10 s, else seconds; `-` for none.
+ */
+export function formatTenantReport(report: TenantReport, label: string, load: string): string[] {
+  const rows = report.tenants.map((t) => {
+    const dropped = Object.entries(t.dropped)
+      .map(([reason, n]) => `${reason.replace("rejected-", "")}:${n}`)
+      .join(" ");
+    return [
+      label.padEnd(19),
+      load.padStart(4),
+      t.tenant.padEnd(7),
+      String(t.priority).padStart(4),
+      String(t.arrivals).padStart(6),
+      String(t.served).padStart(6),
+      formatMs(t.ttftP50).padStart(7),
+      formatMs(t.ttftP99).padStart(7),
+      `${formatMs(t.rejectWaitP50)}/${formatMs(t.rejectWaitMax)}`.padStart(12),
+      String(t.lost).padStart(4),
+      dropped || "-",
+    ].join(" ");
+  });
+  const service = Object.entries(report.service)
+    .map(([id, s]) => `${id}=${(s / 1e6).toFixed(2)}M`)
+    .join(" ");
+  return [...rows, `  agents Jain ${report.jain.toFixed(3)} (${service})`];
+}
+
+function formatMs(ms: number): string {
+  if (Number.isNaN(ms)) return "-";
+  return ms < 10_000 ? `${Math.round(ms)}` : `${(ms / 1000).toFixed(1)}s`;
+}

@@ -1,13 +1,15 @@
 /**
  * `llmd bench`'s driver: replays a scenario's workload over HTTP in wall time against any
  * OpenAI-compatible URL (open-loop arrivals on their schedule, closed-loop follow-ups after
- * completions) and records the same client-side metrics as the fleet simulator.
+ * completions) and records the same client-side metrics as the fleet simulator, with each
+ * request's identity headers (objective, fairness id) and its outcome named the fleet's way.
  */
 import { Agent } from "undici";
 import { IdealPrefixCache } from "../metrics/ideal-cache.ts";
-import { newRecord, type RequestRecord } from "../metrics/records.ts";
+import type { FleetRecord } from "../../fleet/request-flow.ts";
+import { newRecord } from "../metrics/records.ts";
 import type { SyntheticPromptBuilder } from "../workloads/synthetic-prompt.ts";
-import type { Arrival, Workload } from "../workloads/types.ts";
+import type { Arrival, Workload, WorkloadRequest } from "../workloads/types.ts";
 import { streamCompletion } from "./stream-request.ts";
 
 /** Options of a live run. */
@@ -22,12 +24,17 @@ export interface LiveRunOptions {
   timeScale: number;
   /** Block size used for the ideal ceiling (the server's KV block size). */
   blockTokens: number;
+  /** Objective name → priority, for the records only (the server decides from its own objectives). */
+  objectives?: Readonly<Record<string, number>>;
   onProgress?(elapsedMs: number, inFlight: number): void;
 }
 
-/** Runs the workload to completion; records are in workload ms (0 = start). */
-export async function runLive(o: LiveRunOptions): Promise<RequestRecord[]> {
-  const records: RequestRecord[] = [];
+/**
+ * Runs the workload to completion (every request answered or failed); records are in workload ms
+ * (0 = start). `outcome` is undefined only for a request that got no answer at all (lost).
+ */
+export async function runLive(o: LiveRunOptions): Promise<FleetRecord[]> {
+  const records: FleetRecord[] = [];
   const ideal = new IdealPrefixCache(o.blockTokens);
   // Keep-alive (undici's pipelining 1): `pipelining: 0` opened a TCP connection per request, ~0.7 ms
   // of TTFT each on loopback that the fleet simulator does not model.
@@ -44,12 +51,18 @@ export async function runLive(o: LiveRunOptions): Promise<RequestRecord[]> {
   };
   const issue = async (arrival: Arrival): Promise<void> => {
     const r = arrival.request;
-    const record = newRecord(r.id, r.kind ?? "default", now(), r.inputTokens);
+    const tenant = r.objective ?? "default";
+    const record: FleetRecord = {
+      ...newRecord(r.id, r.kind ?? "default", now(), r.inputTokens),
+      tenant,
+      fairnessId: r.fairnessId ?? "default-flow",
+      priority: o.objectives?.[tenant] ?? 0,
+      queuedMs: Number.NaN,
+    };
     records.push(record);
     record.idealCachedTokens = ideal.lookupAndInsert(r.segments, r.inputTokens);
-    const headers: Record<string, string> = r.sessionId ? { "x-session-id": r.sessionId } : {};
     const body = { model: o.model, prompt: o.prompts.text(r.segments), maxTokens: r.outputTokens };
-    const out = await streamCompletion(o.url, body, headers, dispatcher);
+    const out = await streamCompletion(o.url, body, identityHeaders(r), dispatcher);
     const toWorkload = (at: number) => (at - started) * o.timeScale;
     // Building a long synthetic prompt takes the client ~10 ms per 50K tokens: not server latency.
     record.arrivalMs = toWorkload(out.sentAt);
@@ -58,6 +71,7 @@ export async function runLive(o: LiveRunOptions): Promise<RequestRecord[]> {
     record.outputTokens = out.completionTokens;
     record.cachedTokens = out.cachedTokens;
     if (out.error) record.error = out.error;
+    if (out.outcome) record.outcome = out.outcome;
     for (const next of o.workload.onComplete(r, record.endMs, !out.error)) send(next);
   };
   for (let a = o.workload.nextArrival(); a && a.atMs < o.durationMs; a = o.workload.nextArrival()) send(a);
@@ -66,6 +80,15 @@ export async function runLive(o: LiveRunOptions): Promise<RequestRecord[]> {
   clearInterval(ticker);
   await dispatcher.close();
   return records;
+}
+
+/** The headers that tell the router who sent the request (session, objective, fairness id). */
+function identityHeaders(r: WorkloadRequest): Record<string, string> {
+  const headers: Record<string, string> = {};
+  if (r.sessionId) headers["x-session-id"] = r.sessionId;
+  if (r.objective) headers["x-llm-d-inference-objective"] = r.objective;
+  if (r.fairnessId) headers["x-llm-d-inference-fairness-id"] = r.fairnessId;
+  return headers;
 }
 
 function sleep(ms: number): Promise<void> {

@@ -1,6 +1,7 @@
 /**
  * One streaming OpenAI completions request over raw undici, timed client-side: first token
- * (first SSE event carrying text), end, and usage (`prompt_tokens_details.cached_tokens`).
+ * (first SSE event carrying text), end, usage (`prompt_tokens_details.cached_tokens`), and how it
+ * ended, named as the fleet simulator names outcomes.
  */
 import { type Dispatcher, request } from "undici";
 
@@ -13,7 +14,13 @@ export interface StreamOutcome {
   completionTokens: number;
   promptTokens: number;
   cachedTokens: number;
-  /** HTTP status or transport error code when it failed. */
+  /**
+   * How the server answered: `served`, the router's `x-llm-d-request-dropped-reason` (e.g.
+   * `rejected-saturated`, `evicted`, also when it arrives as an SSE error event mid-stream), or
+   * `failed-<status or error code>`; undefined when no answer came at all (transport error).
+   */
+  outcome?: string;
+  /** Transport error code or the outcome, when not served. */
   error?: string;
 }
 
@@ -25,6 +32,7 @@ export interface StreamRequestBody {
 }
 
 interface ChunkJson {
+  error?: { code?: string | number };
   choices?: { text?: string; delta?: { content?: string } }[];
   usage?: {
     prompt_tokens?: number;
@@ -66,10 +74,18 @@ export async function streamCompletion(
     });
     if (res.statusCode !== 200) {
       await res.body.dump();
-      outcome.error = `http-${res.statusCode}`;
-    } else await readEvents(res.body, outcome);
+      const reason = res.headers["x-llm-d-request-dropped-reason"];
+      outcome.outcome = typeof reason === "string" ? reason : `failed-${res.statusCode}`;
+    } else {
+      outcome.outcome = "served";
+      await readEvents(res.body, outcome);
+    }
+    if (outcome.outcome !== "served") outcome.error = outcome.outcome;
   } catch (err) {
-    outcome.error = (err as { code?: string }).code ?? "transport-error";
+    const code = (err as { code?: string }).code ?? "transport-error";
+    // A stream cut after its headers did get an answer (a failed one); no response at all is lost.
+    if (outcome.outcome !== undefined) outcome.outcome = `failed-${code}`;
+    outcome.error = outcome.outcome ?? code;
   }
   outcome.endAt = performance.now();
   return outcome;
@@ -92,6 +108,12 @@ async function readEvents(body: AsyncIterable<Buffer>, outcome: StreamOutcome): 
 function onEvent(data: string, outcome: StreamOutcome): void {
   if (data === "[DONE]") return;
   const json = JSON.parse(data) as ChunkJson;
+  if (json.error) {
+    // The router ends a started stream with an error event (eviction, upstream failure).
+    const code = String(json.error.code ?? "stream-error");
+    outcome.outcome = code === "evicted" ? "evicted" : `failed-${code}`;
+    return;
+  }
   const choice = json.choices?.[0];
   if (choice && Number.isNaN(outcome.firstTokenAt) && (choice.text ?? choice.delta?.content ?? "") !== "") {
     outcome.firstTokenAt = performance.now();

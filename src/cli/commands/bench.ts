@@ -2,16 +2,24 @@
  * `llmd bench --url http://host:port scenario.yaml`: sends the scenario's workload over HTTP to any
  * OpenAI-compatible server (streaming completions, raw undici) and reports the same client-side
  * metrics as `llmd simulate`: TTFT, inter-token latency, cached tokens from usage, hit rate
- * against the ideal ceiling. The fleet section of the scenario only prices the run.
+ * against the ideal ceiling. The fleet section of the scenario only prices the run. Requests carry
+ * their identity headers; when any names an objective (the `tenants` workload) it also prints the
+ * per-tenant outcome table of the flow-control experiments (src/fleet/flow-experiments.ts).
  */
 import type { Command } from "commander";
 import { SingleBar } from "cli-progress";
 import { runLive } from "../../bench/live/load-generator.ts";
 import { summarize } from "../../bench/metrics/summary.ts";
 import { renderTable } from "../../bench/report/table.ts";
-import { loadScenario } from "../../bench/scenario.ts";
+import { loadScenario, type Scenario } from "../../bench/scenario.ts";
 import { createWorkload } from "../../bench/workloads/index.ts";
 import { SyntheticPromptBuilder } from "../../bench/workloads/synthetic-prompt.ts";
+import {
+  formatTenantReport,
+  TENANT_TABLE_HEADER,
+  type TenantReport,
+  tenantReport,
+} from "../../fleet/tenant-report.ts";
 
 interface BenchFlags {
   url: string;
@@ -20,6 +28,7 @@ interface BenchFlags {
   blockSize: string;
   json?: string;
   quiet?: boolean;
+  label?: string;
 }
 
 const collect = (value: string, previous: string[]) => [...previous, value];
@@ -38,6 +47,7 @@ export function registerBench(program: Command): void {
     .option("--block-size <n>", "server KV block size for the ideal ceiling", "16")
     .option("--json <file>", "write the summary as JSON")
     .option("--quiet", "no progress bar")
+    .option("--label <name>", "first column of the per-tenant table (default: the scenario's name)")
     .action(async (file: string, flags: BenchFlags) => {
       const scenario = loadScenario(file, flags.set);
       const durationMs = scenario.durationS * 1000;
@@ -54,21 +64,32 @@ export function registerBench(program: Command): void {
         durationMs,
         timeScale: Number(flags.timeScale),
         blockTokens: Number(flags.blockSize),
+        objectives: scenario.objectives,
         onProgress: (ms, inFlight) =>
           bar.update(Math.min(scenario.durationS, Math.round(ms / 1000)), { inFlight }),
       });
       if (!flags.quiet) bar.stop();
+      const window = { fromMs: scenario.warmupS * 1000, toMs: durationMs };
       const summary = summarize(records, {
-        fromMs: scenario.warmupS * 1000,
-        toMs: durationMs,
+        ...window,
         slo: scenario.slo,
         gpuHourPrice: scenario.price.gpuHour,
         gpus: scenario.fleet.replicas,
       });
       console.log(renderTable([{ label: scenario.name ?? "bench", summary }]));
+      const tenants = records.some((r) => r.tenant !== "default")
+        ? tenantReport(records, window.fromMs, window.toMs)
+        : undefined;
+      if (tenants) console.log(tenantTable(tenants, flags.label ?? scenario.name ?? "bench", scenario));
       if (flags.json) {
         const { writeFileSync } = await import("node:fs");
-        writeFileSync(flags.json, `${JSON.stringify(summary, null, 2)}\n`);
+        writeFileSync(flags.json, `${JSON.stringify({ ...summary, tenants }, null, 2)}\n`);
       }
     });
+}
+
+/** The flow-experiments table of a live run, so live and simulated rows line up. */
+function tenantTable(report: TenantReport, label: string, scenario: Scenario): string {
+  const load = "load" in scenario.workload ? String(scenario.workload.load) : "-";
+  return [TENANT_TABLE_HEADER, ...formatTenantReport(report, label, load)].join("\n");
 }
