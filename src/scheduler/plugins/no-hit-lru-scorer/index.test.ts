@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import type { Endpoint } from "../../../endpoints/endpoint.ts";
 import type { PrefixMatchResult } from "../../../kv-index/index.ts";
-import { attributeKey, PREFIX_CACHE_MATCH_INFO } from "../../framework/data-keys.ts";
+import { attributeKey, IN_FLIGHT_LOAD, PREFIX_CACHE_MATCH_INFO } from "../../framework/data-keys.ts";
 import { makeContext, makeEndpoint, makeEnv } from "../../framework/testing.ts";
 import { definition as prefixScorerDefinition } from "../prefix-cache-scorer/index.ts";
 import { instantiate, resultFor } from "../testing.ts";
@@ -121,4 +121,47 @@ test("newSessionHeader: a session's first request is cold even when it matches a
   scorer.score(request("s3"), endpoints);
   assert.equal(scorer.score(request("s1"), endpoints)[0], 1, "s1 was forgotten (sessionMemory 2)");
   assert.deepEqual(Array.from(scorer.score(context([2, 2, 0, 0]), endpoints)), [0.5, 0.5, 0.5, 0.5]);
+});
+
+function withLoads(ctx: ReturnType<typeof context>, tokens: number[], producer = "inflight-load-producer") {
+  const snapshot = new Map(
+    endpoints.map((e, i) => [
+      e.metadata.key,
+      { tokens: tokens[i]!, requests: 1, requestUncachedTokens: 256 },
+    ]),
+  );
+  ctx.state.set(attributeKey(IN_FLIGHT_LOAD, producer), snapshot);
+  return ctx;
+}
+
+test("coldLoadMargin: a cold request's rotation skips endpoints busier than the least loaded by more than the margin", () => {
+  const scorer = instantiate<NoHitLruScorer>(definition, { coldLoadMargin: 1000 });
+  const [a, b, c, d] = Array.from(scorer.score(withLoads(context(), [5000, 900, 0, 1000]), endpoints));
+  assert.equal(a, 0, "a is 5000 tokens busier than c");
+  assert.deepEqual([b, c, d], [1, 1, 1], "within 1000 tokens of the least loaded");
+  coldRequestTo(scorer, endpoints[2]!);
+  const [, , cAfter, dAfter] = Array.from(
+    scorer.score(withLoads(context(), [5000, 900, 0, 1000]), endpoints),
+  );
+  assert.ok(cAfter! > 0 && cAfter! < dAfter!, "c stays eligible, ranked by recency");
+});
+
+test("coldLoadMargin leaves warm requests neutral and does nothing without a load snapshot", () => {
+  const scorer = instantiate<NoHitLruScorer>(definition, { coldLoadMargin: 0 });
+  assert.deepEqual(
+    Array.from(scorer.score(withLoads(context([0, 2, 0, 0]), [9000, 0, 0, 0]), endpoints)),
+    [0.5, 0.5, 0.5, 0.5],
+  );
+  assert.deepEqual(Array.from(scorer.score(context(), endpoints)), [1, 1, 1, 1]);
+});
+
+test("coldLoadMargin reads the producer named by inFlightLoadProducerName; unset (llm-d) ignores load", () => {
+  const named = instantiate<NoHitLruScorer>(definition, {
+    coldLoadMargin: 0,
+    inFlightLoadProducerName: "load",
+  });
+  const loaded = () => withLoads(context(), [0, 10, 0, 0], "load");
+  assert.deepEqual(Array.from(named.score(loaded(), endpoints)), [1, 0, 1, 1]);
+  const llmd = instantiate<NoHitLruScorer>(definition);
+  assert.deepEqual(Array.from(llmd.score(withLoads(context(), [0, 10, 0, 0]), endpoints)), [1, 1, 1, 1]);
 });

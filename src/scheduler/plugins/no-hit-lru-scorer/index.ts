@@ -5,7 +5,7 @@
  */
 import { z } from "zod";
 import type { Endpoint } from "../../../endpoints/endpoint.ts";
-import { matchRatio, type PrefixMatchResult, readPrefixMatch } from "../../../kv-index/index.ts";
+import { readPrefixMatch } from "../../../kv-index/index.ts";
 import { attributeKey, PREFIX_CACHE_MATCH_INFO } from "../../framework/data-keys.ts";
 import type {
   Plugin,
@@ -16,6 +16,8 @@ import type {
   Scorer,
 } from "../../framework/types.ts";
 import { chosenEndpoints } from "../shared/chosen-endpoints.ts";
+import { inFlightStateKey } from "../shared/inflight-load.ts";
+import { excludeBusy, isCold } from "./cold.ts";
 
 const parameters = z
   .strictObject({
@@ -26,6 +28,8 @@ const parameters = z
     coldMaxAdvantage: z.number().min(0).max(1).default(0.1),
     newSessionHeader: z.string().min(1).optional(),
     sessionMemory: z.int().positive().default(65536),
+    coldLoadMargin: z.int().nonnegative().optional(),
+    inFlightLoadProducerName: z.string().min(1).default("inflight-load-producer"),
   })
   .prefault({});
 
@@ -43,11 +47,12 @@ export class NoHitLruScorer implements Scorer, PreRequest {
   private readonly recent = new Set<string>();
   private readonly coldKey: string;
   private readonly newSessionKey: string;
+  private readonly loadStateKey: string;
   private prefixStateKey: string | undefined;
   /** Session ids seen (newSessionHeader), least recent first. */
   private readonly sessions = new Set<string>();
-  /** Scratch for the candidates' match ratios (reused, grown on demand). */
-  private ratios = new Float64Array(64);
+  /** Scratch for the candidates' match ratios or loads (reused, grown on demand). */
+  private scratch = new Float64Array(64);
 
   constructor(
     readonly name: string,
@@ -56,13 +61,14 @@ export class NoHitLruScorer implements Scorer, PreRequest {
   ) {
     this.coldKey = `${name}/cold`;
     this.newSessionKey = `${name}/new-session`;
+    this.loadStateKey = inFlightStateKey(params.inFlightLoadProducerName);
   }
 
   score(ctx: SchedulingContext, endpoints: readonly Endpoint[]): Float64Array {
     const scores = new Float64Array(endpoints.length);
     const match = readPrefixMatch(ctx.state, this.matchStateKey());
-    if (this.ratios.length < endpoints.length) this.ratios = new Float64Array(endpoints.length * 2);
-    const cold = this.isNewSession(ctx) || isCold(match, endpoints, this.params, this.ratios);
+    if (this.scratch.length < endpoints.length) this.scratch = new Float64Array(endpoints.length * 2);
+    const cold = this.isNewSession(ctx) || isCold(match, endpoints, this.params, this.scratch);
     ctx.state.set(this.coldKey, cold);
     if (!cold) return scores.fill(WARM_SCORE);
     const position = new Map(endpoints.map((e, i) => [e.metadata.key, i]));
@@ -75,6 +81,9 @@ export class NoHitLruScorer implements Scorer, PreRequest {
       const i = position.get(key);
       if (i !== undefined) scores[i] = (used - rank++) / (used + 1);
     }
+    const margin = this.params.coldLoadMargin;
+    if (margin !== undefined)
+      excludeBusy(scores, ctx.state, this.loadStateKey, endpoints, margin, this.scratch);
     return scores;
   }
 
@@ -124,38 +133,12 @@ export class NoHitLruScorer implements Scorer, PreRequest {
   }
 }
 
-/**
- * Cold: no candidate holds even one block of the prompt (or there is no match data). With
- * `coldMatchRatio` r > 0 also when the best candidate holds less than r of the prompt's blocks and
- * no more than `coldMaxAdvantage` beyond the median candidate: the request shares only what most
- * endpoints hold (a common system prompt), so it starts a new conversation and is spread like a
- * cold prompt. A partial match only one endpoint holds keeps the request warm.
- */
-function isCold(
-  match: PrefixMatchResult | undefined,
-  endpoints: readonly Endpoint[],
-  params: NoHitLruParams,
-  ratios: Float64Array,
-): boolean {
-  if (!match) return true;
-  if (params.coldMatchRatio === 0)
-    return endpoints.every((e) => (match.byEndpoint.get(e.metadata.key)?.matchBlocks ?? 0) === 0);
-  if (endpoints.length === 0) return true;
-  const sorted = ratios.subarray(0, endpoints.length);
-  for (let i = 0; i < endpoints.length; i++)
-    sorted[i] = matchRatio(match.byEndpoint.get(endpoints[i]!.metadata.key));
-  sorted.sort();
-  const best = sorted[sorted.length - 1]!;
-  const median = sorted[sorted.length >> 1]!;
-  return best < params.coldMatchRatio && best - median <= params.coldMaxAdvantage;
-}
-
 /** Registry entry for `no-hit-lru-scorer`. */
 export const definition: PluginDefinition<NoHitLruParams> = {
   type: "no-hit-lru-scorer",
   stability: "beta",
   description: "Cold requests prefer endpoints least recently given a cold request; warm → 0.5",
   parameters,
-  consumes: [PREFIX_CACHE_MATCH_INFO],
+  consumes: [PREFIX_CACHE_MATCH_INFO], // coldLoadMargin reads IN_FLIGHT_LOAD only if configured
   create: (params, env) => new NoHitLruScorer(env.name, params, env.lookup),
 };
