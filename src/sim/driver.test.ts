@@ -93,6 +93,28 @@ describe("EngineDriver timeline", () => {
     assert.equal(first.seen.at(-1)?.out.finished, true);
   });
 
+  it("delivers the steps already due before a late-arriving request joins, so running ones lose nothing", () => {
+    const { clock, host, submit } = setup();
+    const running = submit("a", 12);
+    host.fire(0); // prefill 0..20
+    host.fire(0); // delivered at 1020; decode 20..30
+    host.fire(0); // delivered at 1030; decode 30..40, due at wall 1040
+    clock.set(1065); // the host is busy: that timer has not fired, and neither would the next two
+    const late = submit("b", 2);
+    // Steps 30..40, 40..50 and 50..60 ran on the GPU before b arrived at 65: delivered at once.
+    assert.deepEqual(
+      running.seen.map((s) => s.atMs),
+      [20, 30, 40, 50, 60],
+    );
+    while (!host.idle) host.fire(0);
+    // b joins the step starting at 70 (prefill and decode together take max(TTFT, ITL) = 20 ms).
+    assert.equal(late.seen.find((s) => s.out.first)?.atMs, 70 + TTFT_MS);
+    assert.deepEqual(
+      running.seen.slice(5, 7).map((s) => s.atMs),
+      [70, 90],
+    );
+  });
+
   it("treats lateness beyond catchUpMs as a stall and pauses engine time by the excess", () => {
     const { clock, host, driver, submit } = setup(50);
     const sink = submit("a", 3);

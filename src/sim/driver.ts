@@ -3,9 +3,9 @@
  *
  * Steps sit on an absolute engine timeline, like a GPU that keeps running while its host is busy:
  * the next step starts at the previous step's end, not at the moment the host got round to
- * delivering it, so timer slop (node timers fire ≥ 1 ms late) does not stretch every step. A step
- * never starts before the latest request added to the engine arrived, so no request joins a step that
- * began before it; that case costs the timeline at most the host's lateness. Only when the host falls
+ * delivering it, so timer slop (node timers fire ≥ 1 ms late) does not stretch every step. No request
+ * joins a step that began before it arrived: steps already due when it arrives are delivered first
+ * (they ran without it), and a step never starts before the latest added request. Only when the host falls
  * more than `catchUpMs` wall ms behind (a real stall) is the excess excluded from engine time, so a
  * stalled host pauses the model instead of inflating its latencies or bursting through a backlog.
  * One timer at a time, no busy loop; idle when there is no work.
@@ -77,6 +77,8 @@ export class EngineDriver {
   private readonly catchUpMs: number;
   private readonly origin: number;
   private cancelTimer: (() => void) | null = null;
+  /** The step whose outputs are awaiting delivery, if any. */
+  private inFlightStep: { step: StepResult; endMs: number; dueWallMs: number } | null = null;
   /** Wall ms excluded from engine time (host stalls). */
   private stalledMs = 0;
   /** Latest engine time handed out. */
@@ -120,6 +122,7 @@ export class EngineDriver {
 
   /** Queues a request; `sink` gets its outputs until it finishes or is aborted. */
   submit(req: EngineRequest, sink: OutputSink): AddRejection | null {
+    this.deliverOverdueSteps();
     const arrivedMs = this.now();
     const rejection = this.engine.add(req, arrivedMs);
     if (rejection) return rejection;
@@ -138,7 +141,19 @@ export class EngineDriver {
   close(): void {
     this.cancelTimer?.();
     this.cancelTimer = null;
+    this.inFlightStep = null;
     for (const id of [...this.sinks.keys()]) this.abort(id);
+  }
+
+  /**
+   * Delivers the steps that ended (on the timeline) before now but whose timers have not fired yet:
+   * the GPU ran them without the request that is arriving.
+   */
+  private deliverOverdueSteps(): void {
+    for (let s = this.inFlightStep; s !== null && s.dueWallMs <= this.clock.now(); s = this.inFlightStep) {
+      this.cancelTimer?.();
+      this.deliver(s.step, s.endMs, s.dueWallMs);
+    }
   }
 
   private engineTimeAt(wallMs: number): number {
@@ -159,12 +174,15 @@ export class EngineDriver {
     const endMs = step.startMs + step.durationMs;
     this.freeAtMs = endMs;
     const dueWallMs = this.wallTimeOf(endMs);
+    this.inFlightStep = { step, endMs, dueWallMs };
     this.cancelTimer = this.timers.schedule(dueWallMs - this.clock.now(), () =>
       this.deliver(step, endMs, dueWallMs),
     );
   };
 
   private deliver(step: StepResult, endMs: number, dueWallMs: number): void {
+    this.cancelTimer = null;
+    this.inFlightStep = null;
     const lateMs = this.clock.now() - dueWallMs;
     this.steps++;
     this.lateMs += Math.max(0, lateMs);
