@@ -48,8 +48,13 @@ let started = performance.now();
 const sims: SimServer[] = [];
 const routers: Router[] = [];
 
-async function boot(config: string, options: Partial<RouterOptions> = {}, ttft = "80ms"): Promise<Router> {
-  const [sim] = await startSims(1, { "time-to-first-token": ttft });
+async function boot(
+  config: string,
+  options: Partial<RouterOptions> = {},
+  ttft = "80ms",
+  itl = "1ms",
+): Promise<Router> {
+  const [sim] = await startSims(1, { "time-to-first-token": ttft, "inter-token-latency": itl });
   sims.push(sim as SimServer);
   const router = await startRouter({
     config,
@@ -68,7 +73,7 @@ async function boot(config: string, options: Partial<RouterOptions> = {}, ttft =
 async function post(
   router: Router,
   objective: string,
-  init: { headers?: Record<string, string>; signal?: AbortSignal; stream?: boolean } = {},
+  init: { headers?: Record<string, string>; signal?: AbortSignal; stream?: boolean; maxTokens?: number } = {},
 ): Promise<Answer> {
   const res = await fetch(`${router.url}/v1/completions`, {
     method: "POST",
@@ -80,7 +85,8 @@ async function post(
     body: JSON.stringify({
       model: MODEL,
       prompt: `${objective} request`,
-      max_tokens: 1,
+      max_tokens: init.maxTokens ?? 1,
+      ignore_eos: (init.maxTokens ?? 1) > 1,
       stream: init.stream,
     }),
     ...(init.signal ? { signal: init.signal } : {}),
@@ -118,9 +124,12 @@ describe("router flow control", () => {
     const router = await boot(
       flowConfig().replace("{priority: 0, defaultRequestTTL: 150ms}", "{priority: 0}"),
       {},
-      "200ms",
+      "50ms",
+      "5ms",
     );
-    const blocker = post(router, "chat");
+    // The blocker decodes 400 tokens (~2 s) so the slot stays taken while the queue fills, even on a
+    // loaded machine; the queued requests are one token each.
+    const blocker = post(router, "chat", { maxTokens: 400 });
     await eventually(
       async () => metricSum(await metrics(router), "llm_d_epp_flow_control_requests_total") >= 1,
     );
