@@ -40,8 +40,18 @@ export function isCold(
 }
 
 /**
+ * How far above the least loaded candidate a cold request may still be placed, in uncached tokens
+ * in flight: `tokens` plus `perRequestToken` times this request's own uncached tokens (fewest over
+ * the candidates). The second term bounds the extra queueing relative to the request's own prefill.
+ */
+export interface ColdLoadMargin {
+  tokens: number;
+  perRequestToken: number;
+}
+
+/**
  * Zeroes the cold score of every candidate whose uncached tokens in flight (plus this request's
- * own uncached tokens there) exceed the least loaded candidate's by more than `marginTokens`, so
+ * own uncached tokens there) exceed the least loaded candidate's by more than the margin, so
  * the least-recently-used rotation only chooses among replicas that are not clearly busier.
  * Without a load snapshot under `loadStateKey` every candidate counts as idle (nothing changes).
  * `loads` is scratch space of at least `endpoints.length` entries.
@@ -51,14 +61,17 @@ export function excludeBusy(
   state: ReadonlyMap<string, unknown>,
   loadStateKey: string,
   endpoints: readonly Endpoint[],
-  marginTokens: number,
+  margin: ColdLoadMargin,
   loads: Float64Array,
 ): void {
   let least = Number.POSITIVE_INFINITY;
+  let ownTokens = Number.POSITIVE_INFINITY;
   for (let i = 0; i < endpoints.length; i++) {
     const load = readEndpointLoad(state, loadStateKey, endpoints[i]!.metadata.key);
     loads[i] = load.tokens + load.requestUncachedTokens;
     if (loads[i]! < least) least = loads[i]!;
+    if (load.requestUncachedTokens < ownTokens) ownTokens = load.requestUncachedTokens;
   }
-  for (let i = 0; i < endpoints.length; i++) if (loads[i]! > least + marginTokens) scores[i] = 0;
+  const limit = least + margin.tokens + margin.perRequestToken * ownTokens;
+  for (let i = 0; i < endpoints.length; i++) if (loads[i]! > limit) scores[i] = 0;
 }

@@ -165,3 +165,19 @@ test("coldLoadMargin reads the producer named by inFlightLoadProducerName; unset
   const llmd = instantiate<NoHitLruScorer>(definition);
   assert.deepEqual(Array.from(llmd.score(withLoads(context(), [0, 10, 0, 0]), endpoints)), [1, 1, 1, 1]);
 });
+
+test("coldLoadMarginRatio: the margin grows with the request's own uncached tokens", () => {
+  const loads = [0, 600, 1200, 3000];
+  const ratio = instantiate<NoHitLruScorer>(definition, { coldLoadMarginRatio: 4 });
+  assert.deepEqual(
+    Array.from(ratio.score(withLoads(context(), loads), endpoints)),
+    [1, 1, 0, 0],
+    "4 × 256 tokens",
+  );
+  const both = instantiate<NoHitLruScorer>(definition, { coldLoadMargin: 200, coldLoadMarginRatio: 4 });
+  assert.deepEqual(
+    Array.from(both.score(withLoads(context(), loads), endpoints)),
+    [1, 1, 1, 0],
+    "200 + 4 × 256",
+  );
+});

@@ -17,7 +17,7 @@ import type {
 } from "../../framework/types.ts";
 import { chosenEndpoints } from "../shared/chosen-endpoints.ts";
 import { inFlightStateKey } from "../shared/inflight-load.ts";
-import { excludeBusy, isCold } from "./cold.ts";
+import { type ColdLoadMargin, excludeBusy, isCold } from "./cold.ts";
 
 const parameters = z
   .strictObject({
@@ -29,6 +29,7 @@ const parameters = z
     newSessionHeader: z.string().min(1).optional(),
     sessionMemory: z.int().positive().default(65536),
     coldLoadMargin: z.int().nonnegative().optional(),
+    coldLoadMarginRatio: z.number().nonnegative().optional(),
     inFlightLoadProducerName: z.string().min(1).default("inflight-load-producer"),
   })
   .prefault({});
@@ -48,6 +49,7 @@ export class NoHitLruScorer implements Scorer, PreRequest {
   private readonly coldKey: string;
   private readonly newSessionKey: string;
   private readonly loadStateKey: string;
+  private readonly margin: ColdLoadMargin | undefined;
   private prefixStateKey: string | undefined;
   /** Session ids seen (newSessionHeader), least recent first. */
   private readonly sessions = new Set<string>();
@@ -62,6 +64,7 @@ export class NoHitLruScorer implements Scorer, PreRequest {
     this.coldKey = `${name}/cold`;
     this.newSessionKey = `${name}/new-session`;
     this.loadStateKey = inFlightStateKey(params.inFlightLoadProducerName);
+    this.margin = coldMargin(params);
   }
 
   score(ctx: SchedulingContext, endpoints: readonly Endpoint[]): Float64Array {
@@ -81,9 +84,8 @@ export class NoHitLruScorer implements Scorer, PreRequest {
       const i = position.get(key);
       if (i !== undefined) scores[i] = (used - rank++) / (used + 1);
     }
-    const margin = this.params.coldLoadMargin;
-    if (margin !== undefined)
-      excludeBusy(scores, ctx.state, this.loadStateKey, endpoints, margin, this.scratch);
+    if (this.margin !== undefined)
+      excludeBusy(scores, ctx.state, this.loadStateKey, endpoints, this.margin, this.scratch);
     return scores;
   }
 
@@ -131,6 +133,12 @@ export class NoHitLruScorer implements Scorer, PreRequest {
     this.prefixStateKey = typeof key === "string" ? key : DEFAULT_PREFIX_STATE_KEY;
     return this.prefixStateKey;
   }
+}
+
+/** The configured load margin of the cold rotation; none (llm-d) when neither parameter is set. */
+function coldMargin(params: NoHitLruParams): ColdLoadMargin | undefined {
+  if (params.coldLoadMargin === undefined && params.coldLoadMarginRatio === undefined) return undefined;
+  return { tokens: params.coldLoadMargin ?? 0, perRequestToken: params.coldLoadMarginRatio ?? 0 };
 }
 
 /** Registry entry for `no-hit-lru-scorer`. */
