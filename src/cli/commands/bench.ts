@@ -81,6 +81,8 @@ export function registerBench(program: Command): void {
         ? tenantReport(records, window.fromMs, window.toMs)
         : undefined;
       if (tenants) console.log(tenantTable(tenants, flags.label ?? scenario.name ?? "bench", scenario));
+      const unanswered = countBy(records.filter((r) => r.outcome === undefined).map((r) => r.error ?? "?"));
+      if (unanswered) console.log(`no answer (lost), by transport error: ${unanswered}`);
       if (flags.json) {
         const { writeFileSync } = await import("node:fs");
         writeFileSync(flags.json, `${JSON.stringify({ ...summary, tenants }, null, 2)}\n`);
@@ -92,4 +94,11 @@ export function registerBench(program: Command): void {
 function tenantTable(report: TenantReport, label: string, scenario: Scenario): string {
   const load = "load" in scenario.workload ? String(scenario.workload.load) : "-";
   return [TENANT_TABLE_HEADER, ...formatTenantReport(report, label, load)].join("\n");
+}
+
+/** `code:n code:n …` of `codes` by count, or undefined for none. */
+function countBy(codes: readonly string[]): string | undefined {
+  const counts = new Map<string, number>();
+  for (const code of codes) counts.set(code, (counts.get(code) ?? 0) + 1);
+  return counts.size === 0 ? undefined : [...counts].map(([code, n]) => `${code}:${n}`).join(" ");
 }
