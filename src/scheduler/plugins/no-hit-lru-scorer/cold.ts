@@ -47,6 +47,8 @@ export function isCold(
 export interface ColdLoadMargin {
   tokens: number;
   perRequestToken: number;
+  /** Requests with more uncached tokens than this rotate over every candidate (no margin). */
+  maxRequestTokens: number;
 }
 
 /**
@@ -72,6 +74,7 @@ export function excludeBusy(
     if (loads[i]! < least) least = loads[i]!;
     if (load.requestUncachedTokens < ownTokens) ownTokens = load.requestUncachedTokens;
   }
+  if (ownTokens > margin.maxRequestTokens) return;
   const limit = least + margin.tokens + margin.perRequestToken * ownTokens;
   for (let i = 0; i < endpoints.length; i++) if (loads[i]! > limit) scores[i] = 0;
 }

@@ -181,3 +181,25 @@ test("coldLoadMarginRatio: the margin grows with the request's own uncached toke
     "200 + 4 × 256",
   );
 });
+
+test("coldLoadMarginMaxTokens: a request with more uncached tokens than that rotates over every candidate", () => {
+  const loads = [0, 600, 1200, 3000];
+  const small = instantiate<NoHitLruScorer>(definition, {
+    coldLoadMargin: 500,
+    coldLoadMarginMaxTokens: 256,
+  });
+  assert.deepEqual(
+    Array.from(small.score(withLoads(context(), loads), endpoints)),
+    [1, 0, 0, 0],
+    "256 ≤ 256",
+  );
+  const large = instantiate<NoHitLruScorer>(definition, {
+    coldLoadMargin: 500,
+    coldLoadMarginMaxTokens: 255,
+  });
+  assert.deepEqual(
+    Array.from(large.score(withLoads(context(), loads), endpoints)),
+    [1, 1, 1, 1],
+    "256 > 255",
+  );
+});

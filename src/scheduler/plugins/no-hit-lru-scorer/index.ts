@@ -30,6 +30,7 @@ const parameters = z
     sessionMemory: z.int().positive().default(65536),
     coldLoadMargin: z.int().nonnegative().optional(),
     coldLoadMarginRatio: z.number().nonnegative().optional(),
+    coldLoadMarginMaxTokens: z.int().positive().optional(),
     inFlightLoadProducerName: z.string().min(1).default("inflight-load-producer"),
   })
   .prefault({});
@@ -138,7 +139,11 @@ export class NoHitLruScorer implements Scorer, PreRequest {
 /** The configured load margin of the cold rotation; none (llm-d) when neither parameter is set. */
 function coldMargin(params: NoHitLruParams): ColdLoadMargin | undefined {
   if (params.coldLoadMargin === undefined && params.coldLoadMarginRatio === undefined) return undefined;
-  return { tokens: params.coldLoadMargin ?? 0, perRequestToken: params.coldLoadMarginRatio ?? 0 };
+  return {
+    tokens: params.coldLoadMargin ?? 0,
+    perRequestToken: params.coldLoadMarginRatio ?? 0,
+    maxRequestTokens: params.coldLoadMarginMaxTokens ?? Number.POSITIVE_INFINITY,
+  };
 }
 
 /** Registry entry for `no-hit-lru-scorer`. */
