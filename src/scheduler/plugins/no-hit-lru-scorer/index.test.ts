@@ -203,3 +203,20 @@ test("coldLoadMarginMaxTokens: a request with more uncached tokens than that rot
     "256 > 255",
   );
 });
+
+test("coldLoadMarginExemptHeader: a request naming its session rotates over every candidate", () => {
+  const scorer = instantiate<NoHitLruScorer>(definition, {
+    coldLoadMargin: 100,
+    coldLoadMarginExemptHeader: "X-Session-Id",
+  });
+  const loaded = (headers: Record<string, string>) => {
+    const ctx = withLoads(context(), [0, 600, 0, 0]);
+    return { ...ctx, request: { ...ctx.request, headers } };
+  };
+  assert.deepEqual(Array.from(scorer.score(loaded({ "x-session-id": "s1" }), endpoints)), [1, 1, 1, 1]);
+  assert.deepEqual(
+    Array.from(scorer.score(loaded({}), endpoints)),
+    [1, 0, 1, 1],
+    "anonymous: margin applies",
+  );
+});

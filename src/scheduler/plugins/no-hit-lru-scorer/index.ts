@@ -31,6 +31,7 @@ const parameters = z
     coldLoadMargin: z.int().nonnegative().optional(),
     coldLoadMarginRatio: z.number().nonnegative().optional(),
     coldLoadMarginMaxTokens: z.int().positive().optional(),
+    coldLoadMarginExemptHeader: z.string().min(1).optional(),
     inFlightLoadProducerName: z.string().min(1).default("inflight-load-producer"),
   })
   .prefault({});
@@ -85,7 +86,7 @@ export class NoHitLruScorer implements Scorer, PreRequest {
       const i = position.get(key);
       if (i !== undefined) scores[i] = (used - rank++) / (used + 1);
     }
-    if (this.margin !== undefined)
+    if (this.margin !== undefined && !this.namesSession(ctx))
       excludeBusy(scores, ctx.state, this.loadStateKey, endpoints, this.margin, this.scratch);
     return scores;
   }
@@ -98,6 +99,14 @@ export class NoHitLruScorer implements Scorer, PreRequest {
       this.recent.add(key);
       if (this.recent.size > this.params.lruSize) this.recent.delete(this.recent.values().next().value!);
     }
+  }
+
+  /** True when the request carries a non-empty `coldLoadMarginExemptHeader` (none configured: false). */
+  private namesSession(ctx: SchedulingContext): boolean {
+    const header = this.params.coldLoadMarginExemptHeader;
+    if (header === undefined) return false;
+    const value = ctx.request.headers[header.toLowerCase()];
+    return typeof value === "string" && value !== "";
   }
 
   /**
