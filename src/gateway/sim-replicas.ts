@@ -30,7 +30,12 @@ export interface SimReplicas {
   stop(graceMs?: number): Promise<void>;
 }
 
-const CLI_MAIN = fileURLToPath(new URL("../cli/main.ts", import.meta.url));
+/**
+ * The CLI entry that registers tsx itself, so a child can load TypeScript however this process was
+ * started (`tsx`, `node --import tsx`, or `bin/llmd.js`, whose in-process registration children
+ * would not inherit through `execArgv`).
+ */
+const CLI_BIN = fileURLToPath(new URL("../../bin/llmd.js", import.meta.url));
 
 /** A port the OS reports free right now (a child binds it a moment later). */
 async function freePort(): Promise<number> {
@@ -54,7 +59,7 @@ async function ports(options: SimReplicaOptions): Promise<number[]> {
  * even when this process is SIGKILLed and cannot stop its children itself.
  */
 function spawnSim(port: number, options: SimReplicaOptions): ChildProcess {
-  const args = [...process.execArgv, CLI_MAIN, "sim", "--port", String(port), ...options.simArgs];
+  const args = [CLI_BIN, "sim", "--port", String(port), ...options.simArgs];
   return spawn(process.execPath, args, {
     stdio: ["ignore", options.stdio ?? "inherit", options.stdio ?? "inherit", "ipc"],
   });

@@ -4,7 +4,8 @@ import { once } from "node:events";
 import { describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
 
-const CLI_MAIN = fileURLToPath(new URL("../../src/cli/main.ts", import.meta.url));
+/** The installed `llmd` command (`npx llmd`): tsx registered in-process, nothing in execArgv. */
+const CLI_BIN = fileURLToPath(new URL("../../bin/llmd.js", import.meta.url));
 
 function alive(pid: number): boolean {
   try {
@@ -33,20 +34,7 @@ async function running(pid: number): Promise<boolean> {
 async function startUp(replicas: number): Promise<{ up: ChildProcess; url: string; children: number[] }> {
   const up = spawn(
     process.execPath,
-    [
-      "--import",
-      "tsx",
-      CLI_MAIN,
-      "up",
-      "--replicas",
-      String(replicas),
-      "--port",
-      "0",
-      "--sim-base-port",
-      "0",
-      "--speed",
-      "50",
-    ],
+    [CLI_BIN, "up", "--replicas", String(replicas), "--port", "0", "--sim-base-port", "0", "--speed", "50"],
     { stdio: ["ignore", "pipe", "inherit"] },
   );
   let out = "";
