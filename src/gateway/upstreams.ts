@@ -1,14 +1,19 @@
 /**
  * One keep-alive undici `Pool` per model-server endpoint, created on first use and closed with
  * the gateway, so connections are reused across requests and a dead endpoint's sockets stay
- * isolated from healthy ones.
+ * isolated from healthy ones. Pools have no connection cap by default: a request the router
+ * dispatched must queue on the model server, where `num_requests_waiting` shows it to the
+ * saturation detector, not in a pool where no scraped metric counts it.
  */
 import { Pool } from "undici";
 import type { EndpointMetadata } from "../endpoints/endpoint.ts";
 
 /** Connection settings for every upstream pool. */
 export interface UpstreamOptions {
-  /** Max sockets per endpoint (default 256: every in-flight stream holds one). */
+  /**
+   * Max sockets per endpoint (default unlimited). Every in-flight stream holds one, so a cap makes
+   * requests beyond it wait inside the router, invisible to the endpoint's scraped queue depth.
+   */
   connectionsPerEndpoint?: number;
   /** Connect timeout in ms (default 2000: a dead endpoint fails fast so the request moves on). */
   connectTimeoutMs?: number;
@@ -46,7 +51,7 @@ export class Upstreams {
     let pool = this.pools.get(origin);
     if (!pool) {
       pool = new Pool(origin, {
-        connections: this.options.connectionsPerEndpoint ?? 256,
+        connections: this.options.connectionsPerEndpoint ?? null,
         connectTimeout: this.options.connectTimeoutMs ?? 2000,
         headersTimeout: this.options.headersTimeoutMs ?? 600_000,
         bodyTimeout: this.options.bodyTimeoutMs ?? 300_000,

@@ -1,0 +1,72 @@
+import assert from "node:assert/strict";
+import { once } from "node:events";
+import { createServer, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { test } from "node:test";
+import type { EndpointMetadata } from "../endpoints/endpoint.ts";
+import { type UpstreamOptions, Upstreams } from "./upstreams.ts";
+
+/** A model server that holds every request open until released, counting how many it holds. */
+async function holdingServer() {
+  const held: ServerResponse[] = [];
+  let releasing = false;
+  const server = createServer((_req, res) => {
+    if (releasing) res.end("ok");
+    else held.push(res);
+  });
+  server.listen(0, "127.0.0.1");
+  await once(server, "listening");
+  const { port } = server.address() as AddressInfo;
+  const metadata: EndpointMetadata = {
+    key: `default/127.0.0.1:${port}`,
+    name: "sim",
+    namespace: "default",
+    address: "127.0.0.1",
+    port,
+    labels: {},
+  };
+  return {
+    metadata,
+    held,
+    /** Answers the held requests and every later one. */
+    release() {
+      releasing = true;
+      for (const res of held) res.end("ok");
+    },
+    async close() {
+      server.closeAllConnections();
+      server.close();
+      await once(server, "close");
+    },
+  };
+}
+
+/** Sends `count` requests at once and reports how many the server holds once arrivals stop. */
+async function concurrentAtServer(count: number, options: UpstreamOptions): Promise<number> {
+  const upstream = await holdingServer();
+  const upstreams = new Upstreams(options);
+  const pool = upstreams.get(upstream.metadata);
+  const responses = Array.from({ length: count }, () =>
+    pool.request({ path: "/v1/completions", method: "POST", body: "{}" }).then((r) => r.body.text()),
+  );
+  let seen = -1;
+  while (upstream.held.length !== seen && upstream.held.length < count) {
+    seen = upstream.held.length;
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  const reached = upstream.held.length;
+  upstream.release();
+  await Promise.all(responses);
+  await upstreams.close();
+  await upstream.close();
+  return reached;
+}
+
+test("every dispatched request reaches the model server, beyond vLLM's 256 running sequences", async () => {
+  // Requests held back in the router's pool would be invisible to num_requests_waiting.
+  assert.equal(await concurrentAtServer(300, {}), 300);
+});
+
+test("an explicit per-endpoint connection cap still bounds concurrency at the server", async () => {
+  assert.equal(await concurrentAtServer(12, { connectionsPerEndpoint: 4 }), 4);
+});
