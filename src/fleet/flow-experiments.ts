@@ -12,9 +12,9 @@ import { parseArgs } from "node:util";
 import { loadScenario } from "../bench/scenario.ts";
 import { runScenario } from "./run-scenario.ts";
 import {
+  formatTenantReport,
+  TENANT_TABLE_HEADER,
   type TailBreakdown,
-  type TenantReport,
-  type TenantSummary,
   tailBreakdown,
   tenantReport,
 } from "./tenant-report.ts";
@@ -30,35 +30,6 @@ const { values } = parseArgs({
   },
 });
 
-const fmt = (ms: number) =>
-  Number.isNaN(ms) ? "-" : ms < 10_000 ? `${Math.round(ms)}` : `${(ms / 1000).toFixed(1)}s`;
-
-function row(config: string, load: string, t: TenantSummary): string {
-  const dropped = Object.entries(t.dropped)
-    .map(([reason, n]) => `${reason.replace("rejected-", "")}:${n}`)
-    .join(" ");
-  return [
-    config.padEnd(19),
-    load.padStart(4),
-    t.tenant.padEnd(7),
-    String(t.priority).padStart(4),
-    String(t.arrivals).padStart(6),
-    String(t.served).padStart(6),
-    fmt(t.ttftP50).padStart(7),
-    fmt(t.ttftP99).padStart(7),
-    `${fmt(t.rejectWaitP50)}/${fmt(t.rejectWaitMax)}`.padStart(12),
-    String(t.lost).padStart(4),
-    dropped || "-",
-  ].join(" ");
-}
-
-function fairness(report: TenantReport): string {
-  const service = Object.entries(report.service)
-    .map(([id, s]) => `${id}=${(s / 1e6).toFixed(2)}M`)
-    .join(" ");
-  return `  agents Jain ${report.jain.toFixed(3)} (${service})`;
-}
-
 function tail(t: TailBreakdown): string {
   const where = Object.entries(t.byReplicaTenant)
     .map(([tenant, n]) => `${tenant}:${n}`)
@@ -71,9 +42,7 @@ function tail(t: TailBreakdown): string {
   );
 }
 
-console.log(
-  `${"config".padEnd(19)} load tenant  prio  arriv served ttft50  ttft99  rejwait50/max lost dropped`,
-);
+console.log(TENANT_TABLE_HEADER);
 for (const config of values.configs.split(",")) {
   for (const load of values.loads.split(",")) {
     const overrides = [`router.config=${config}.yaml`, `workload.load=${load}`, ...values.set];
@@ -81,12 +50,12 @@ for (const config of values.configs.split(",")) {
     const run = await runScenario(scenario);
     const window = [scenario.warmupS * 1000, scenario.durationS * 1000] as const;
     const report = tenantReport(run.result.records, ...window);
-    for (const tenant of report.tenants) console.log(row(config, load, tenant));
+    const speed = run.result.simulatedMs / Math.max(1, run.result.wallMs);
+    const lines = formatTenantReport(report, config, load);
+    lines[lines.length - 1] +=
+      `  [${(run.result.wallMs / 1000).toFixed(0)} s wall, ${speed.toFixed(0)}× real time]`;
+    console.log(lines.join("\n"));
     const breakdown = values.tail && tailBreakdown(run.result.records, ...window, values.tail);
     if (breakdown) console.log(tail(breakdown));
-    const speed = run.result.simulatedMs / Math.max(1, run.result.wallMs);
-    console.log(
-      `${fairness(report)}  [${(run.result.wallMs / 1000).toFixed(0)} s wall, ${speed.toFixed(0)}× real time]`,
-    );
   }
 }
