@@ -85,6 +85,8 @@ export class EndpointProber {
   private async runScrape(record: EndpointRecord): Promise<void> {
     const { metricsPath, healthPath, clock } = this.options;
     const epoch = record.failEpoch;
+    // Only dispatches made before the page was requested can be on it; later ones stay counted.
+    const dispatchedBefore = record.metrics.dispatchedSinceScrape;
     const outcome = await this.fetcher.getText(record.baseUrl + (metricsPath || healthPath));
     if (!this.hooks.isCurrent(record)) return;
     if (!outcome.ok) return this.probeFailed(record, outcome.error);
@@ -94,7 +96,10 @@ export class EndpointProber {
       this.counters.extractErrorsTotal += errors;
     }
     record.metrics.updatedAtMs = clock.now();
-    record.metrics.dispatchedSinceScrape = 0;
+    record.metrics.dispatchedSinceScrape = Math.max(
+      0,
+      record.metrics.dispatchedSinceScrape - dispatchedBefore,
+    );
     record.status.scrapes++;
     this.counters.scrapesTotal++;
     record.status.consecutiveFailures = 0;

@@ -54,6 +54,21 @@ describe("EndpointPool over real HTTP", () => {
     await pool.stop();
   });
 
+  it("keeps counting dispatches made while a scrape was in flight (they are not on its page)", async () => {
+    const pool = poolFor([engine.url], { scrapeIntervalMs: 0 });
+    await pool.start();
+    const key = pool.all()[0]!.metadata.key;
+    pool.noteDispatched(key);
+    engine.state.metricsDelayMs = 60;
+    const landed = pool.refresh();
+    pool.noteDispatched(key);
+    pool.noteDispatched(key);
+    await landed;
+    engine.state.metricsDelayMs = 0;
+    assert.equal(pool.get(key)!.metrics.dispatchedSinceScrape, 2);
+    await pool.stop();
+  });
+
   it("never overlaps scrapes of one endpoint", async () => {
     engine.state.metricsDelayMs = 60;
     engine.maxConcurrentScrapes = 0;
