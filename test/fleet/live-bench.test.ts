@@ -39,6 +39,19 @@ function closedLoopChat(sessions: number, stopAtMs: number): ClosedLoopWorkload 
   });
 }
 
+/** Two closed-loop chat sessions for 1.5 s against `url`, 16-token blocks. */
+function replayChat(url: string) {
+  return runLive({
+    url,
+    model: MODEL,
+    workload: closedLoopChat(2, 1500),
+    prompts: new SyntheticPromptBuilder(),
+    durationMs: 1500,
+    timeScale: 1,
+    blockTokens: 16,
+  });
+}
+
 describe("llmd bench load generator against llmd sim on loopback", () => {
   let sim: SimServer;
   before(async () => {
@@ -47,15 +60,7 @@ describe("llmd bench load generator against llmd sim on loopback", () => {
   after(() => sim.close());
 
   it("replays closed-loop chat over HTTP; one server's cached tokens equal the ideal ceiling", async () => {
-    const records = await runLive({
-      url: sim.url,
-      model: MODEL,
-      workload: closedLoopChat(2, 1500),
-      prompts: new SyntheticPromptBuilder(),
-      durationMs: 1500,
-      timeScale: 1,
-      blockTokens: 16,
-    });
+    const records = await replayChat(sim.url);
     assert.ok(records.length >= 6, `only ${records.length} requests`);
     for (const r of records) {
       assert.equal(r.error, undefined);
@@ -78,15 +83,7 @@ describe("llmd bench load generator against llmd sim on loopback", () => {
   it("keeps connections alive between a session's turns (no TCP setup inside TTFT)", async () => {
     const relay = await countingRelay(new URL(sim.url));
     try {
-      const records = await runLive({
-        url: relay.url,
-        model: MODEL,
-        workload: closedLoopChat(2, 1500),
-        prompts: new SyntheticPromptBuilder(),
-        durationMs: 1500,
-        timeScale: 1,
-        blockTokens: 16,
-      });
+      const records = await replayChat(relay.url);
       assert.ok(records.length >= 6, `only ${records.length} requests`);
       assert.ok(records.every((r) => r.error === undefined));
       // Two sessions share a few pooled connections (a new session's first turn may be sent before
