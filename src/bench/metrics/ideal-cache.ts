@@ -5,19 +5,17 @@
  * token), exactly like the engine's own accounting. Segment identities are chained, so a segment
  * only matches after the same prefix.
  */
-import { fnv1a32, mix32 } from "../workloads/rng.ts";
+import { mix32, NamespaceHashes } from "../workloads/rng.ts";
 import type { Segment } from "../workloads/types.ts";
 import { KeySet } from "./key-set.ts";
 
-const SHARDS = 32;
+const H2_BITS_MASK = 0x1f;
 const TWO_30 = 1 << 30;
 
 /** Infinite prefix cache over segment chains. */
 export class IdealPrefixCache {
   private readonly seen = new KeySet();
-  private readonly nsHashes = new Map<string, number>();
-  private lastNs = "";
-  private lastNsHash = 0;
+  private readonly nsHashes = new NamespaceHashes();
 
   /** @param blockTokens engine block size in tokens (> 0). */
   constructor(private readonly blockTokens: number) {}
@@ -29,30 +27,17 @@ export class IdealPrefixCache {
     let run = 0;
     let matching = true;
     for (const s of segments) {
-      const ns = this.nsHash(s.ns);
+      const ns = this.nsHashes.of(s.ns);
       h1 = mix32(mix32(mix32(h1, ns), s.id), s.tokens);
       h2 = mix32(mix32(mix32(h2 ^ 0x27d4eb2f, s.id), ns), s.tokens);
       // A 35-bit identity (30 bits of h1, 5 of h2): collisions stay negligible at tens of
       // millions of segments.
-      const key = (h2 & (SHARDS - 1)) * TWO_30 + (h1 >>> 2);
+      const key = (h2 & H2_BITS_MASK) * TWO_30 + (h1 >>> 2);
       const seenBefore = !this.seen.add(key);
       if (matching && seenBefore) run += s.tokens;
       else matching = false;
     }
     return wholeBlocks(Math.min(run, inputTokens - 1), this.blockTokens);
-  }
-
-  private nsHash(ns: string): number {
-    // Consecutive segments almost always share a namespace: skip the map lookup then.
-    if (ns === this.lastNs) return this.lastNsHash;
-    let h = this.nsHashes.get(ns);
-    if (h === undefined) {
-      h = fnv1a32(ns);
-      this.nsHashes.set(ns, h);
-    }
-    this.lastNs = ns;
-    this.lastNsHash = h;
-    return h;
   }
 }
 

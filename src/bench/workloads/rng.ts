@@ -10,6 +10,31 @@ export function fnv1a32(text: string, seed = 0x811c9dc5): number {
   return h >>> 0;
 }
 
+/**
+ * Memoised {@link fnv1a32} of segment namespaces. Consecutive segments almost always share a
+ * namespace, so the last one answers without a map lookup; the map is cleared past 100,000
+ * entries so session-scoped namespaces cannot grow it without bound.
+ */
+export class NamespaceHashes {
+  private readonly hashes = new Map<string, number>();
+  private lastNs = "";
+  private lastHash = fnv1a32("");
+
+  /** `fnv1a32(ns)`. */
+  of(ns: string): number {
+    if (ns === this.lastNs) return this.lastHash;
+    let h = this.hashes.get(ns);
+    if (h === undefined) {
+      h = fnv1a32(ns);
+      if (this.hashes.size > 100_000) this.hashes.clear();
+      this.hashes.set(ns, h);
+    }
+    this.lastNs = ns;
+    this.lastHash = h;
+    return h;
+  }
+}
+
 /** Mixes an integer into a 32-bit hash (murmur3 finaliser); used to chain block identities. */
 export function mix32(h: number, value: number): number {
   let x = (h ^ Math.imul(value | 0, 0x9e3779b1) ^ ((value / 0x100000000) | 0)) >>> 0;

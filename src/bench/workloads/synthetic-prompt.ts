@@ -6,7 +6,7 @@
  * chars, src/tokenizer) and the engine's token hashing all see the trace's sharing structure.
  */
 import { CHARS_PER_TOKEN } from "../../tokenizer/tokenizer.ts";
-import { fnv1a32, mix32 } from "./rng.ts";
+import { mix32, NamespaceHashes } from "./rng.ts";
 import type { Segment } from "./types.ts";
 
 const LETTERS = 26;
@@ -42,16 +42,14 @@ function buildUnitIds(): Uint32Array {
  * held between requests, whatever the number of live sessions.
  */
 export class SyntheticPromptBuilder {
-  private readonly nsHashes = new Map<string, number>();
-  private lastNs = "";
-  private lastNsHash = 0;
+  private readonly nsHashes = new NamespaceHashes();
 
   /** Token ids of the prompt (what `defaultTokenizer.encode(text(segments))` returns). */
   tokens(segments: readonly Segment[]): Uint32Array {
     const out = new Uint32Array(totalTokens(segments));
     let at = 0;
     for (const s of segments) {
-      const seed = segmentSeed(this.nsHash(s.ns), s.id);
+      const seed = segmentSeed(this.nsHashes.of(s.ns), s.id);
       for (let i = 0; i < s.tokens; i++) out[at++] = unitIds[unitAt(seed, i)]!;
     }
     return out;
@@ -62,24 +60,10 @@ export class SyntheticPromptBuilder {
     const bytes = Buffer.allocUnsafe(totalTokens(segments) * CHARS_PER_TOKEN);
     let at = 0;
     for (const s of segments) {
-      const seed = segmentSeed(this.nsHash(s.ns), s.id);
+      const seed = segmentSeed(this.nsHashes.of(s.ns), s.id);
       for (let i = 0; i < s.tokens; i++, at += CHARS_PER_TOKEN) unitChars(unitAt(seed, i), bytes, at);
     }
     return bytes.toString("latin1", 0, at);
-  }
-
-  private nsHash(ns: string): number {
-    // Consecutive segments almost always share a namespace: skip the map lookup then.
-    if (ns === this.lastNs) return this.lastNsHash;
-    let h = this.nsHashes.get(ns);
-    if (h === undefined) {
-      h = fnv1a32(ns);
-      if (this.nsHashes.size > 100_000) this.nsHashes.clear();
-      this.nsHashes.set(ns, h);
-    }
-    this.lastNs = ns;
-    this.lastNsHash = h;
-    return h;
   }
 }
 
