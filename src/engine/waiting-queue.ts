@@ -3,6 +3,7 @@
  * sequences go back to the head. `priority`: a binary min-heap on (priority, arrival), so a preempted
  * sequence keeps its original place. Aborted entries stay in the queue and are skipped by the caller.
  */
+import { MinHeap } from "../core/min-heap.ts";
 import { Deque } from "./deque.ts";
 import type { Sequence } from "./sequence.ts";
 
@@ -39,58 +40,30 @@ class FcfsWaitingQueue extends Deque<Sequence> implements WaitingQueue {
 }
 
 class PriorityWaitingQueue implements WaitingQueue {
-  private readonly heap: Sequence[] = [];
+  private readonly heap = new MinHeap<Sequence>(servedBefore);
 
   get length(): number {
-    return this.heap.length;
+    return this.heap.size;
   }
 
   push(s: Sequence): void {
-    const heap = this.heap;
-    let i = heap.length;
-    heap.push(s);
-    while (i > 0) {
-      const parent = (i - 1) >> 1;
-      if (!servedBefore(s, heap[parent]!)) break;
-      heap[i] = heap[parent]!;
-      i = parent;
-    }
-    heap[i] = s;
+    this.heap.push(s);
   }
 
   requeue(s: Sequence): void {
-    this.push(s);
+    this.heap.push(s);
   }
 
   peek(): Sequence | undefined {
-    return this.heap[0];
+    return this.heap.peek();
   }
 
   shift(): Sequence | undefined {
-    const heap = this.heap;
-    const top = heap[0];
-    const last = heap.pop();
-    if (heap.length > 0 && last) this.siftDown(last);
-    return top;
+    return this.heap.pop();
   }
 
   /** Heap order (allocates; for stats). */
   [Symbol.iterator](): Iterator<Sequence> {
     return this.heap[Symbol.iterator]();
-  }
-
-  private siftDown(s: Sequence): void {
-    const heap = this.heap;
-    const n = heap.length;
-    let i = 0;
-    for (;;) {
-      let child = 2 * i + 1;
-      if (child >= n) break;
-      if (child + 1 < n && servedBefore(heap[child + 1]!, heap[child]!)) child++;
-      if (!servedBefore(heap[child]!, s)) break;
-      heap[i] = heap[child]!;
-      i = child;
-    }
-    heap[i] = s;
   }
 }
