@@ -145,15 +145,19 @@ class Identity {
   }
 }
 
-/** Runs the admitters for a sheddable request; undefined = admitted. */
+/**
+ * Runs the admitters for a sheddable request; undefined = admitted. `candidates` are the model's
+ * candidates when the caller already has them (looked up here otherwise).
+ */
 function denyByAdmitters(
   admitters: readonly Admitter[],
   request: SchedulingRequest,
   context: AdmissionContext,
+  candidates?: readonly Endpoint[],
 ): LlmdError | undefined {
   if (request.priority >= 0 || admitters.length === 0) return undefined;
   const ctx = { request, state: new Map<string, unknown>(), clock: context.clock };
-  const endpoints: readonly Endpoint[] = context.pool.candidates(request.model);
+  const endpoints = candidates ?? context.pool.candidates(request.model);
   for (const admitter of admitters) {
     const denial = admitter.admit(ctx, endpoints);
     if (denial) return denial;
@@ -174,9 +178,9 @@ class LegacyAdmission implements GatewayAdmission {
   admit(request: SchedulingRequest): Lease | LlmdError {
     this.identity.resolveIfTrusted(request);
     if (request.priority >= 0 || !this.detector) return NO_LEASE;
-    const denial = denyByAdmitters(this.admitters, request, this.context);
-    if (denial) return denial;
     const endpoints = this.context.pool.candidates(request.model);
+    const denial = denyByAdmitters(this.admitters, request, this.context, endpoints);
+    if (denial) return denial;
     const saturated = this.detector.saturation(endpoints, this.context.clock.now()) >= 1;
     return saturated ? (flowOutcomeError("rejected-saturated") as LlmdError) : NO_LEASE;
   }
