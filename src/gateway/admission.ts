@@ -188,9 +188,6 @@ class LegacyAdmission implements GatewayAdmission {
   shutdown(): void {}
 }
 
-/** Prompt tokens estimated like the tokenizer does (1 per 4 chars), without tokenizing. */
-const estimateTokens = (text: string) => Math.ceil(text.length / 4);
-
 function sloTtftMs(headers: Readonly<Record<string, string>>): number | undefined {
   const value = Number(headers["x-llm-d-slo-ttft-ms"]);
   return Number.isFinite(value) && value > 0 ? value : undefined;
@@ -218,7 +215,7 @@ class GatedAdmission implements GatewayAdmission {
       priority: request.priority,
       bytes: request.bodyBytes,
       enqueuedAt: 0,
-      inputTokens: estimateTokens(request.promptText),
+      inputTokens: defaultTokenizer.count(request.promptText),
       ...(slo === undefined ? {} : { sloTtftMs: slo }),
       ...(typeof session === "string" && session ? { sessionId: session } : {}),
     };
