@@ -150,9 +150,9 @@ export class EngineDriver {
    * the GPU ran them without the request that is arriving.
    */
   private deliverOverdueSteps(): void {
-    for (let s = this.inFlightStep; s !== null && s.dueWallMs <= this.clock.now(); s = this.inFlightStep) {
+    while (this.inFlightStep !== null && this.inFlightStep.dueWallMs <= this.clock.now()) {
       this.cancelTimer?.();
-      this.deliver(s.step, s.endMs, s.dueWallMs);
+      this.deliver();
     }
   }
 
@@ -175,12 +175,14 @@ export class EngineDriver {
     this.freeAtMs = endMs;
     const dueWallMs = this.wallTimeOf(endMs);
     this.inFlightStep = { step, endMs, dueWallMs };
-    this.cancelTimer = this.timers.schedule(dueWallMs - this.clock.now(), () =>
-      this.deliver(step, endMs, dueWallMs),
-    );
+    this.cancelTimer = this.timers.schedule(dueWallMs - this.clock.now(), this.deliver);
   };
 
-  private deliver(step: StepResult, endMs: number, dueWallMs: number): void {
+  /** Delivers the in-flight step's outputs, then starts the next step. */
+  private readonly deliver = (): void => {
+    const inFlight = this.inFlightStep;
+    if (inFlight === null) return;
+    const { step, endMs, dueWallMs } = inFlight;
     this.cancelTimer = null;
     this.inFlightStep = null;
     const lateMs = this.clock.now() - dueWallMs;
@@ -195,5 +197,5 @@ export class EngineDriver {
       sink.onOutput(output, endMs);
     }
     this.runStep();
-  }
+  };
 }
