@@ -111,8 +111,6 @@ class RequestFamilies {
   }
 }
 
-export type { PoolMetricsView } from "./pool-gauges.ts";
-
 /** Registry and instruments of one gateway. */
 export class GatewayMetrics {
   readonly registry = new Registry();

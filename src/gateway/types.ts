@@ -3,7 +3,7 @@ import type { Clock } from "../core/clock.ts";
 import type { Endpoint } from "../endpoints/endpoint.ts";
 import type { RequestScheduler } from "../scheduler/framework/types.ts";
 import type { AdmissionOptions } from "./admission.ts";
-import type { PoolMetricsView } from "./metrics.ts";
+import type { PoolMetricsView } from "./pool-gauges.ts";
 import type { ObjectiveMap } from "./parse-request.ts";
 import type { UpstreamOptions } from "./upstreams.ts";
 
