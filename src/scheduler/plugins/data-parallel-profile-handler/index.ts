@@ -9,18 +9,15 @@
  * `primaryPort` is validated and kept for config compatibility.
  */
 import { z } from "zod";
-import { LlmdError } from "../../../api/errors.ts";
 import type { Endpoint } from "../../../endpoints/endpoint.ts";
 import { UPSTREAM_HEADERS_STATE_KEY } from "../../framework/data-keys.ts";
 import type {
   PluginDefinition,
   PreRequest,
-  ProfileHandler,
-  ProfileRunResult,
-  SchedulerProfile,
   SchedulingContext,
   SchedulingResult,
 } from "../../framework/types.ts";
+import { SingleProfileHandler } from "../single-profile-handler/index.ts";
 
 /** Request header naming the picked rank, as llm-d sets it. */
 export const DATA_PARALLEL_HEADER = "x-data-parallel-host-port";
@@ -45,35 +42,15 @@ export function hostPort(endpoint: Endpoint): string {
   return address.includes(":") ? `[${address}]:${port}` : `${address}:${port}`;
 }
 
-class DataParallelProfileHandler implements ProfileHandler, PreRequest {
-  readonly type = "data-parallel-profile-handler";
+/** The single-profile handler plus the picked rank's header. */
+class DataParallelProfileHandler extends SingleProfileHandler implements PreRequest {
+  override readonly type = "data-parallel-profile-handler";
 
   constructor(
-    readonly name: string,
+    name: string,
     readonly primaryPort: number,
-  ) {}
-
-  /** One round over the first (in llm-d: the only) profile. */
-  pickProfiles(
-    _ctx: SchedulingContext,
-    profiles: ReadonlyMap<string, SchedulerProfile>,
-    results: ReadonlyMap<string, ProfileRunResult | null>,
-  ): SchedulerProfile[] {
-    const first = profiles.values().next();
-    return results.size > 0 || first.done ? [] : [first.value];
-  }
-
-  /** The profile's result is primary; nothing picked is llm-d's 429 `rejected-saturated`. */
-  processResults(
-    _ctx: SchedulingContext,
-    results: ReadonlyMap<string, ProfileRunResult | null>,
-  ): SchedulingResult | LlmdError {
-    for (const [name, result] of results)
-      if (result) return { primaryProfileName: name, profileResults: new Map(results) };
-    return new LlmdError("rejected_saturated", "no endpoint passed the scheduling filters", {
-      status: 429,
-      droppedReason: "rejected-saturated",
-    });
+  ) {
+    super(name);
   }
 
   preRequest(ctx: SchedulingContext, result: SchedulingResult): void {

@@ -10,8 +10,9 @@ import type {
   SchedulingResult,
 } from "../../framework/types.ts";
 
-class SingleProfileHandler implements ProfileHandler {
-  readonly type = "single-profile-handler";
+/** Runs the first (only) profile once; other handlers of a single profile extend it. */
+export class SingleProfileHandler implements ProfileHandler {
+  readonly type: string = "single-profile-handler";
   constructor(readonly name: string) {}
 
   pickProfiles(
