@@ -8,6 +8,7 @@
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
+import { percentile } from "../src/bench/metrics/percentile.ts";
 import { parseEndpointList } from "../src/endpoints/sources/static-source.ts";
 import { type Router, startRouter } from "../src/gateway/router.ts";
 import { parseSimConfig } from "../src/sim/config.ts";
@@ -24,11 +25,6 @@ const OBJECTIVES = new Map([
   ["agents", 0],
   ["batch", -10],
 ]);
-
-function quantile(sorted: readonly number[], q: number): number {
-  if (sorted.length === 0) return Number.NaN;
-  return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] as number;
-}
 
 const round = (x: number, digits = 1) => (Number.isFinite(x) ? Number(x.toFixed(digits)) : "-");
 
@@ -82,27 +78,20 @@ async function overhead(requests: number): Promise<void> {
     samples.gated.push(await timedRequest(gated.url, i));
     samples.legacy.push(await timedRequest(legacy.url, i));
   }
-  const row = (name: string, xs: number[]) => {
-    const sorted = [...xs].sort((a, b) => a - b);
-    return {
-      router: name,
-      requests: xs.length,
-      "p50 ms": round(quantile(sorted, 0.5), 3),
-      "p99 ms": round(quantile(sorted, 0.99), 3),
-    };
-  };
+  const row = (name: string, xs: number[]) => ({
+    router: name,
+    requests: xs.length,
+    "p50 ms": round(percentile(xs, 50), 3),
+    "p99 ms": round(percentile(xs, 99), 3),
+  });
   const rows = [
     row("flowControl gate on", samples.gated),
     row("gate off (legacy admission)", samples.legacy),
   ];
   console.log("\nFlow control's added latency at low load (one request at a time, alternating):");
   console.table(rows);
-  const p50 = (xs: number[]) =>
-    quantile(
-      [...xs].sort((a, b) => a - b),
-      0.5,
-    );
-  console.log(`added p50: ${(p50(samples.gated) - p50(samples.legacy)).toFixed(3)} ms`);
+  const addedP50 = percentile(samples.gated, 50) - percentile(samples.legacy, 50);
+  console.log(`added p50: ${addedP50.toFixed(3)} ms`);
   await Promise.all([gated.close(), legacy.close()]);
   await Promise.all(sims.map((s) => s.close()));
 }

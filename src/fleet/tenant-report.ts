@@ -3,6 +3,7 @@
  * rejections by reason and how long a rejected client waited for its answer, evictions, requests
  * left without an outcome, and Jain's index over the agent programs' service.
  */
+import { percentileSorted } from "../bench/metrics/percentile.ts";
 import type { FleetRecord } from "./request-flow.ts";
 
 /** One tenant's numbers over the measurement window (times in ms). */
@@ -79,10 +80,10 @@ function summarizeTenant(tenant: string, list: FleetRecord[]): TenantSummary {
     priority: list[0]!.priority,
     arrivals: list.length,
     served,
-    ttftP50: quantile(ttft, 0.5),
-    ttftP99: quantile(ttft, 0.99),
+    ttftP50: percentileSorted(ttft, 50),
+    ttftP99: percentileSorted(ttft, 99),
     dropped,
-    rejectWaitP50: quantile(rejectWait, 0.5),
+    rejectWaitP50: percentileSorted(rejectWait, 50),
     rejectWaitMax: rejectWait.at(-1) ?? Number.NaN,
     lost,
   };
@@ -121,9 +122,9 @@ export function tailBreakdown(
   const served = window.filter((r) => r.tenant === tenant && r.outcome === "served");
   if (served.length === 0) return undefined;
   const ttft = (r: FleetRecord) => r.firstTokenMs - r.arrivalMs;
-  const thresholdMs = quantile(
+  const thresholdMs = percentileSorted(
     served.map(ttft).sort((a, b) => a - b),
-    q,
+    q * 100,
   );
   const slow = served.filter((r) => ttft(r) > thresholdMs);
   const mainTenant = replicaMainTenants(window);
@@ -173,12 +174,6 @@ export function jainIndex(values: readonly number[]): number {
     squares += v * v;
   }
   return squares === 0 ? 1 : (sum * sum) / (values.length * squares);
-}
-
-/** Nearest-rank quantile of ascending `sorted` (NaN when empty). */
-function quantile(sorted: readonly number[], q: number): number {
-  if (sorted.length === 0) return Number.NaN;
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))]!;
 }
 
 /** Header of {@link formatTenantReport}'s rows (the flow-experiments table layout). */
