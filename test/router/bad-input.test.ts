@@ -28,7 +28,7 @@ describe("malformed requests, limits and slow clients", () => {
     router = await routerFor(
       sims.map((s) => s.url),
       undefined,
-      LIMIT,
+      { maxBodyBytes: LIMIT },
     );
   });
   after(async () => {

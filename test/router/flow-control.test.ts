@@ -5,11 +5,10 @@
  */
 import assert from "node:assert/strict";
 import { afterEach, describe, it } from "node:test";
-import { parseEndpointList } from "../../src/endpoints/sources/static-source.ts";
 import { TenantMap } from "../../src/flow-control/identity.ts";
-import { type Router, type RouterOptions, startRouter } from "../../src/gateway/router.ts";
+import type { Router, RouterOptions } from "../../src/gateway/router.ts";
 import type { SimServer } from "../../src/sim/server.ts";
-import { eventually, MODEL, metricSum, startSims } from "./harness.ts";
+import { eventually, MODEL, metricSum, routerFor, startSims } from "./harness.ts";
 
 const OBJECTIVES = new Map([
   ["chat", 100],
@@ -56,15 +55,7 @@ async function boot(
 ): Promise<Router> {
   const [sim] = await startSims(1, { "time-to-first-token": ttft, "inter-token-latency": itl });
   sims.push(sim as SimServer);
-  const router = await startRouter({
-    config,
-    endpoints: parseEndpointList(sim?.url ?? ""),
-    port: 0,
-    scrapeIntervalMs: 20,
-    log: () => {},
-    objectives: OBJECTIVES,
-    ...options,
-  });
+  const router = await routerFor([sim?.url ?? ""], config, { objectives: OBJECTIVES, ...options });
   routers.push(router);
   started = performance.now();
   return router;

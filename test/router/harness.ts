@@ -5,7 +5,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { parseEndpointList } from "../../src/endpoints/sources/static-source.ts";
-import { type Router, startRouter } from "../../src/gateway/router.ts";
+import { type Router, type RouterOptions, startRouter } from "../../src/gateway/router.ts";
 import { parseSimConfig } from "../../src/sim/config.ts";
 import { type SimServer, startSimServer } from "../../src/sim/server.ts";
 
@@ -32,11 +32,14 @@ export async function startSims(n: number, overrides: Record<string, unknown> = 
   return Promise.all(Array.from({ length: n }, () => startSimServer(parsed.config)));
 }
 
-/** A router over `urls` with `config` (default: examples/configs/default.yaml), scraping every 20 ms. */
+/**
+ * A router over `urls` with `config` (default: examples/configs/default.yaml), scraping every
+ * 20 ms, on a free loopback port, silent; `extra` adds or overrides router options.
+ */
 export function routerFor(
   urls: readonly string[],
   config: string | { path: string } = exampleConfig("default"),
-  maxBodyBytes?: number,
+  extra: Partial<RouterOptions> = {},
 ): Promise<Router> {
   return startRouter({
     config,
@@ -44,7 +47,7 @@ export function routerFor(
     port: 0,
     scrapeIntervalMs: 20,
     log: () => {},
-    ...(maxBodyBytes === undefined ? {} : { maxBodyBytes }),
+    ...extra,
   });
 }
 

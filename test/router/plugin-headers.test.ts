@@ -9,15 +9,14 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { after, before, describe, it } from "node:test";
 import { type Endpoint, emptyMetrics } from "../../src/endpoints/endpoint.ts";
-import { parseEndpointList } from "../../src/endpoints/sources/static-source.ts";
-import { type Router, startRouter } from "../../src/gateway/router.ts";
+import type { Router } from "../../src/gateway/router.ts";
 import { type Gateway, startGateway } from "../../src/gateway/server.ts";
 import type { GatewayPool } from "../../src/gateway/types.ts";
 import { UPSTREAM_HEADERS_STATE_KEY } from "../../src/scheduler/framework/data-keys.ts";
 import type { RequestScheduler, SchedulingResult } from "../../src/scheduler/framework/types.ts";
 import { RESPONSE_HEADERS_STATE_KEY } from "../../src/scheduler/plugins/shared/session-affinity.ts";
 import type { SimServer } from "../../src/sim/server.ts";
-import { MODEL, startSims } from "./harness.ts";
+import { MODEL, routerFor, startSims } from "./harness.ts";
 
 /** Answers with the request headers it received, as JSON. */
 async function echoServer(): Promise<{ server: Server; port: number }> {
@@ -111,8 +110,9 @@ describe("session affinity end to end (x-session-token)", () => {
   let router: Router;
   before(async () => {
     sims = await startSims(3);
-    router = await startRouter({
-      config: `apiVersion: llm-d.ai/v1
+    router = await routerFor(
+      sims.map((s) => s.url),
+      `apiVersion: llm-d.ai/v1
 kind: EndpointPickerConfig
 plugins:
 - type: session-affinity-scorer
@@ -122,12 +122,8 @@ schedulingProfiles:
   plugins:
   - {pluginRef: session-affinity-scorer, weight: 10}
   - {pluginRef: queue-scorer, weight: 1}`,
-      allowExperimentalPlugins: true,
-      endpoints: parseEndpointList(sims.map((s) => s.url).join(",")),
-      port: 0,
-      scrapeIntervalMs: 20,
-      log: () => {},
-    });
+      { allowExperimentalPlugins: true },
+    );
   });
   after(async () => {
     await router.close();
