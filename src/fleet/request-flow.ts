@@ -108,8 +108,7 @@ export class RequestFlow {
     const live = this.waiting.get(id);
     if (!live) return;
     this.waiting.delete(id);
-    live.record.error = outcome;
-    live.record.endMs = this.o.clock.now() - this.o.originMs;
+    this.endWithError(live.record, outcome);
     this.settle(live, outcome);
   }
 
@@ -146,8 +145,7 @@ export class RequestFlow {
         ? undefined
         : result.profileResults.get(result.primaryProfileName)?.targetEndpoints[0];
     if (result instanceof LlmdError || !endpoint) {
-      record.error = result instanceof LlmdError ? result.code : "no-endpoint";
-      record.endMs = this.o.clock.now() - this.o.originMs;
+      this.endWithError(record, result instanceof LlmdError ? result.code : "no-endpoint");
       this.settle(live, `failed-${record.error}`);
       return undefined;
     }
@@ -180,8 +178,7 @@ export class RequestFlow {
   fail(id: string, reason: string): void {
     const live = this.lives.get(id);
     if (!live) return;
-    live.record.error = reason;
-    live.record.endMs = this.o.clock.now() - this.o.originMs;
+    this.endWithError(live.record, reason);
     this.finish(live, "error", `failed-${reason}`);
   }
 
@@ -189,8 +186,7 @@ export class RequestFlow {
   evict(id: string): void {
     const live = this.lives.get(id);
     if (!live) return;
-    live.record.error = "evicted";
-    live.record.endMs = this.o.clock.now() - this.o.originMs;
+    this.endWithError(live.record, "evicted");
     this.finish(live, "evicted", "evicted");
   }
 
@@ -243,6 +239,12 @@ export class RequestFlow {
     this.lives.delete(live.record.id);
     this.settle(live, outcome);
     this.o.scheduler.complete(live.ctx!, live.endpoint!, cause, this.usage(live.record.id));
+  }
+
+  /** Stamps an unserved request's error and its end at the current clock time. */
+  private endWithError(record: FleetRecord, error: string): void {
+    record.error = error;
+    record.endMs = this.o.clock.now() - this.o.originMs;
   }
 
   /** Gives a request its one final outcome; a second one is a simulator bug. */
