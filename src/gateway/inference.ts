@@ -80,6 +80,9 @@ export async function handleInference(
   await new RequestFlow(deps, request, upstreamBody(request, raw), series, res).run(endpoints);
 }
 
+/** The eviction handler given to an admission that never evicts (legacy shedding). */
+const NEVER_EVICTED = (): void => {};
+
 /** A header map a plugin left in `ctx.state` under `key`, if any. */
 function stateHeaders(ctx: SchedulingContext, key: string): ReadonlyMap<string, string> | undefined {
   const value = ctx.state.get(key);
@@ -105,9 +108,11 @@ class RequestFlow {
   private readonly streaming: boolean;
   private lease: Lease | undefined;
   private usage: ResponseUsage | undefined;
-  /** Aborted (reason: 429 `evicted`) when flow control evicts this request. */
-  private readonly eviction = new AbortController();
-  private readonly onEvict = (error: LlmdError): void => this.eviction.abort(error);
+  /**
+   * Aborted (reason: 429 `evicted`) when flow control evicts this request. Only a queueing
+   * admission (flow control) evicts, so legacy admission's hot path allocates none.
+   */
+  private readonly eviction: AbortController | undefined;
 
   constructor(
     private readonly deps: InferenceDeps,
@@ -119,6 +124,7 @@ class RequestFlow {
     this.startedAt = performance.now();
     this.headers = upstreamRequestHeaders(request.headers, request.requestId, body.length);
     this.streaming = request.body.stream === true;
+    this.eviction = deps.admission.queues ? new AbortController() : undefined;
   }
 
   async run(candidates: readonly Endpoint[]): Promise<void> {
@@ -138,14 +144,15 @@ class RequestFlow {
   /** Admission; while it may queue, leaving the client cancels the wait. */
   private async admit(): Promise<Lease | LlmdError> {
     const { admission } = this.deps;
-    if (!admission.queues) return admission.admit(this.request, undefined, this.onEvict);
+    if (!this.eviction) return admission.admit(this.request, undefined, NEVER_EVICTED);
+    const eviction = this.eviction;
     const client = new AbortController();
     const onClose = () => {
       if (!this.res.writableFinished) client.abort();
     };
     this.res.once("close", onClose);
     try {
-      return await admission.admit(this.request, client.signal, this.onEvict);
+      return await admission.admit(this.request, client.signal, (error) => eviction.abort(error));
     } finally {
       this.res.off("close", onClose);
     }
@@ -214,7 +221,7 @@ class RequestFlow {
             scheduler.firstToken(ctx, target);
           },
           responseHeaders: stateHeaders(ctx, RESPONSE_HEADERS_STATE_KEY),
-          signal: this.eviction.signal,
+          signal: this.eviction?.signal,
         },
         this.res,
       );
