@@ -52,6 +52,25 @@ export interface FleetRecord extends RequestRecord {
   queuedMs: number;
 }
 
+/**
+ * A fresh record of `request` arriving at `atMs` (workload ms): tenant = its objective (`default`
+ * when none), priority from `objectives` (unknown or none = 0), not yet queued or ended.
+ */
+export function newFleetRecord(
+  request: WorkloadRequest,
+  atMs: number,
+  objectives: Readonly<Record<string, number>>,
+): FleetRecord {
+  const tenant = request.objective ?? "default";
+  return {
+    ...newRecord(request.id, request.kind ?? "default", atMs, request.inputTokens),
+    tenant,
+    fairnessId: request.fairnessId ?? "default-flow",
+    priority: objectives[tenant] ?? 0,
+    queuedMs: Number.NaN,
+  };
+}
+
 /** A request that reached an endpoint decision. */
 export interface Dispatched {
   endpoint: Endpoint;
@@ -82,14 +101,7 @@ export class RequestFlow {
   /** A request arrives: recorded now; returns the flow-control item admission decides on. */
   arrive(arrival: Arrival): FlowItem {
     const request = arrival.request;
-    const tenant = request.objective ?? "default";
-    const record: FleetRecord = {
-      ...newRecord(request.id, request.kind ?? "default", arrival.atMs, request.inputTokens),
-      tenant,
-      fairnessId: request.fairnessId ?? "default-flow",
-      priority: this.o.objectives[tenant] ?? 0,
-      queuedMs: Number.NaN,
-    };
+    const record = newFleetRecord(request, arrival.atMs, this.o.objectives);
     this.records.push(record);
     this.waiting.set(request.id, { request, record, ctx: undefined, endpoint: undefined });
     return {

@@ -6,8 +6,7 @@
  */
 import { Agent } from "undici";
 import { IdealPrefixCache } from "../metrics/ideal-cache.ts";
-import type { FleetRecord } from "../../fleet/request-flow.ts";
-import { newRecord } from "../metrics/records.ts";
+import { type FleetRecord, newFleetRecord } from "../../fleet/request-flow.ts";
 import type { SyntheticPromptBuilder } from "../workloads/synthetic-prompt.ts";
 import type { Arrival, Workload, WorkloadRequest } from "../workloads/types.ts";
 import { streamCompletion } from "./stream-request.ts";
@@ -51,14 +50,7 @@ export async function runLive(o: LiveRunOptions): Promise<FleetRecord[]> {
   };
   const issue = async (arrival: Arrival): Promise<void> => {
     const r = arrival.request;
-    const tenant = r.objective ?? "default";
-    const record: FleetRecord = {
-      ...newRecord(r.id, r.kind ?? "default", now(), r.inputTokens),
-      tenant,
-      fairnessId: r.fairnessId ?? "default-flow",
-      priority: o.objectives?.[tenant] ?? 0,
-      queuedMs: Number.NaN,
-    };
+    const record = newFleetRecord(r, now(), o.objectives ?? {});
     records.push(record);
     record.idealCachedTokens = ideal.lookupAndInsert(r.segments, r.inputTokens);
     const body = { model: o.model, prompt: o.prompts.text(r.segments), maxTokens: r.outputTokens };
