@@ -131,12 +131,13 @@ function wekaRequest(
   key: string,
   kind: string,
 ): WorkloadRequest {
-  const blockTokens = runLength(row.hash_runs) * WEKA_BLOCK_TOKENS;
+  // What the segments sum to: the blocks, plus a tail when the row's input is longer.
+  const inputTokens = Math.max(row.in, runLength(row.hash_runs) * WEKA_BLOCK_TOKENS);
   return {
     id: `${ns}:${key}`,
     sessionId: ns,
     kind,
-    inputTokens: blockTokens + Math.max(0, row.in - blockTokens),
+    inputTokens,
     outputTokens: Math.max(1, row.out),
     get segments() {
       return wekaSegments(expandRuns(row.hash_runs), row.in, ns, shared, key);
