@@ -83,9 +83,11 @@ export function createAdmission(
   const plugins = options?.plugins ?? new Map<string, Plugin>();
   const identity = new Identity(context, plugins, options?.tenants);
   const admitters = [...plugins.values()].filter(isAdmitter);
-  if (options?.flowControlGate) {
+  if (!options) return new LegacyAdmission(undefined, identity, admitters, context);
+  const config = options.flowControl ?? flowControlConfigSchema.parse({});
+  if (options.flowControlGate) {
     const { gate } = createGatewayFlowControl({
-      config: options.flowControl ?? flowControlConfigSchema.parse({}),
+      config,
       plugins,
       pool: { candidates: () => context.pool.candidates(), on: context.pool.on?.bind(context.pool) },
       registry: context.registry,
@@ -95,13 +97,11 @@ export function createAdmission(
     });
     return new GatedAdmission(gate, identity, admitters, context);
   }
-  const detector = options
-    ? createFlowController(options.flowControl ?? flowControlConfigSchema.parse({}), {
-        clock: context.clock,
-        tokenizer: defaultTokenizer,
-        lookup: (name) => plugins.get(name),
-      }).detector
-    : undefined;
+  const { detector } = createFlowController(config, {
+    clock: context.clock,
+    tokenizer: defaultTokenizer,
+    lookup: (name) => plugins.get(name),
+  });
   return new LegacyAdmission(detector, identity, admitters, context);
 }
 
