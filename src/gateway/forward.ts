@@ -7,6 +7,7 @@
 import type { IncomingHttpHeaders, ServerResponse } from "node:http";
 import type { Dispatcher } from "undici";
 import { LlmdError } from "../api/errors.ts";
+import { flowOutcomeError } from "../flow-control/outcome-errors.ts";
 import type { ResponseUsage, TerminationCause } from "../scheduler/framework/types.ts";
 import { clientResponseHeaders } from "./headers.ts";
 import { endStreamWithError, sendError, upstreamFailure } from "./respond.ts";
@@ -89,10 +90,8 @@ class ForwardHandler implements Dispatcher.DispatchHandler {
   private evictedWith: LlmdError | undefined;
   private readonly onEvict = (): void => {
     const reason = this.req.signal?.reason;
-    this.evictedWith =
-      reason instanceof LlmdError
-        ? reason
-        : new LlmdError("evicted", "request evicted", { status: 429, droppedReason: "evicted" });
+    // Flow control's own wire error when the signal's owner gave no LlmdError reason.
+    this.evictedWith = reason instanceof LlmdError ? reason : (flowOutcomeError("evicted") as LlmdError);
     this.controller?.abort(this.evictedWith);
   };
 
