@@ -194,7 +194,11 @@ class FleetSimulator {
    * the next). Synchronous unless an asynchronous producer ran.
    */
   private apply(first: VirtualFlowStep): void | Promise<void> {
-    const steps = [first];
+    return this.applyStack([first]);
+  }
+
+  /** Works the stack of steps empty; after an asynchronous dispatch, resumes where it left off. */
+  private applyStack(steps: VirtualFlowStep[]): void | Promise<void> {
     for (let step = steps.pop(); step; step = steps.pop()) {
       for (const exit of step.dropped) this.drop(exit);
       for (const exit of step.evicted) steps.push(this.evict(exit.item.id));
@@ -203,21 +207,15 @@ class FleetSimulator {
         const dispatched = this.flow.dispatch(exit.item.id, exit.queuedMs, this.endpoints);
         if (dispatched instanceof Promise) {
           const rest = { ...step, dropped: [], evicted: [], dispatched: step.dispatched.slice(i + 1) };
+          // The rest of this step on top: the same order as the synchronous path.
           return dispatched.then((d) => {
-            steps.push(rest, this.place(exit, d));
-            return this.applyAll(steps);
+            steps.push(this.place(exit, d), rest);
+            return this.applyStack(steps);
           });
         }
         steps.push(this.place(exit, dispatched));
       }
       this.armWake(step.wakeAt);
-    }
-  }
-
-  private applyAll(steps: VirtualFlowStep[]): void | Promise<void> {
-    for (let step = steps.shift(); step; step = steps.shift()) {
-      const pending = this.apply(step);
-      if (pending) return pending.then(() => this.applyAll(steps));
     }
   }
 

@@ -1,31 +1,21 @@
 import assert from "node:assert/strict";
 import { type ChildProcess, spawn } from "node:child_process";
 import { once } from "node:events";
+import { readFile } from "node:fs/promises";
 import { describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
 
 /** The installed `llmd` command (`npx llmd`): tsx registered in-process, nothing in execArgv. */
 const CLI_BIN = fileURLToPath(new URL("../../bin/llmd.js", import.meta.url));
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 /** Pids of the direct children of `pid` (Linux /proc). */
 async function childrenOf(pid: number): Promise<number[]> {
-  const { readFile } = await import("node:fs/promises");
   const text = await readFile(`/proc/${pid}/task/${pid}/children`, "utf8").catch(() => "");
   return text.split(/\s+/).filter(Boolean).map(Number);
 }
 
-/** Linux reports a dead-but-unreaped child as state Z; both count as gone. */
+/** Whether `pid` runs (Linux /proc): a dead-but-unreaped process (state Z) counts as gone. */
 async function running(pid: number): Promise<boolean> {
-  const { readFile } = await import("node:fs/promises");
   const stat = await readFile(`/proc/${pid}/stat`, "utf8").catch(() => "");
   return stat !== "" && stat.slice(stat.lastIndexOf(")") + 2)[0] !== "Z";
 }
@@ -68,7 +58,7 @@ describe("llmd up", () => {
     up.kill("SIGTERM");
     const [code] = await once(up, "exit");
     assert.equal(code, 0);
-    for (const pid of children) assert.equal(alive(pid), false, `child ${pid} outlived llmd up`);
+    for (const pid of children) assert.equal(await running(pid), false, `child ${pid} outlived llmd up`);
   });
 
   it("simulators exit on their own when llmd up is SIGKILLed", async () => {
