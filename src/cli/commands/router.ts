@@ -11,7 +11,7 @@ import { DEFAULT_MAX_BODY_BYTES } from "../../gateway/body.ts";
 import { type Router, startRouter } from "../../gateway/router.ts";
 
 /** Parsed `llmd router` flags. */
-interface RouterFlags {
+interface RouterFlags extends IdentityFlags {
   config?: string;
   endpoints?: string;
   endpointsFile?: string;
@@ -19,8 +19,6 @@ interface RouterFlags {
   host: string;
   allowExperimentalPlugins?: boolean;
   maxBodyBytes: string;
-  objectives?: string;
-  tenants?: string;
 }
 
 /** Identity flags shared by `llmd router` and `llmd up`. */
