@@ -28,23 +28,19 @@ async function countingRelay(
   return { url: `http://127.0.0.1:${port}`, connections: () => connections, server };
 }
 
-function closedLoopChat(sessions: number, stopAtMs: number): ClosedLoopWorkload {
-  const options = { ...CHAT_DEFAULTS, minTurns: 3, maxTurns: 3, thinkMeanMs: 200, seed: 4 };
-  return new ClosedLoopWorkload({
-    name: "chat",
-    concurrency: sessions,
-    rampMs: 100,
-    stopAtMs,
-    factory: (i) => chatSession(options, i),
-  });
-}
-
 /** Two closed-loop chat sessions for 1.5 s against `url`, 16-token blocks. */
 function replayChat(url: string) {
+  const options = { ...CHAT_DEFAULTS, minTurns: 3, maxTurns: 3, thinkMeanMs: 200, seed: 4 };
   return runLive({
     url,
     model: MODEL,
-    workload: closedLoopChat(2, 1500),
+    workload: new ClosedLoopWorkload({
+      name: "chat",
+      concurrency: 2,
+      rampMs: 100,
+      stopAtMs: 1500,
+      factory: (i) => chatSession(options, i),
+    }),
     prompts: new SyntheticPromptBuilder(),
     durationMs: 1500,
     timeScale: 1,
