@@ -3,10 +3,10 @@ import { test } from "node:test";
 import type { PrefixMatchResult } from "../../../kv-index/index.ts";
 import { attributeKey, PREFIX_CACHE_MATCH_INFO } from "../../framework/data-keys.ts";
 import { makeContext, makeEndpoint, makeEnv } from "../../framework/testing.ts";
-import type { Filter } from "../../framework/types.ts";
+import type { Filter, PreRequest, ResponseHooks } from "../../framework/types.ts";
 import { definition as affinityDefinition } from "../prefix-cache-affinity-filter/index.ts";
 import { inFlightStateKey } from "../shared/inflight-load.ts";
-import { instantiate } from "../testing.ts";
+import { instantiate, resultFor } from "../testing.ts";
 import { definition } from "./index.ts";
 
 const endpoints = ["a", "b", "c"].map((n) => makeEndpoint(n));
@@ -55,14 +55,30 @@ test("caps in-flight requests and in-flight plus own uncached tokens, inclusive"
   assert.deepEqual(names(f.filter(ctx, endpoints)), ["a"]);
 });
 
-test("no endpoint with headroom: all pass", () => {
-  const f = filter({ maxInFlightRequests: 1 });
+test("no endpoint with headroom: the least pressure passes, ties together", () => {
+  const f = filter({ maxInFlightRequests: 10, maxInFlightTokens: 1000 });
   const ctx = context(5, [
-    [2, 0, 0],
-    [3, 0, 0],
-    [4, 0, 0],
+    [30, 0, 0], // pressure 3 (requests)
+    [12, 1500, 500], // pressure 2 (tokens): fewer requests is not enough
+    [20, 0, 0], // pressure 2 (requests): tied
   ]);
-  assert.deepEqual(names(f.filter(ctx, endpoints)), ["a", "b", "c"]);
+  assert.deepEqual(names(f.filter(ctx, endpoints)), ["b", "c"]);
+});
+
+test("zero caps: only idle endpoints have headroom; all pass when none is idle", () => {
+  const f = filter({ maxInFlightRequests: 0, maxInFlightTokens: 0 });
+  const idle = context(5, [
+    [1, 0, 0],
+    [0, 0, 0],
+    [0, 5, 0],
+  ]);
+  assert.deepEqual(names(f.filter(idle, endpoints)), ["b"]);
+  const busy = context(5, [
+    [1, 0, 0],
+    [2, 0, 0],
+    [0, 5, 0],
+  ]);
+  assert.deepEqual(names(f.filter(busy, endpoints)), ["a", "b", "c"]);
 });
 
 test("ahead of prefix affinity: a high-priority conversation leaves its busy replica", () => {
@@ -84,4 +100,140 @@ test("ahead of prefix affinity: a high-priority conversation leaves its busy rep
   assert.deepEqual(names(affinity.filter(ctx, endpoints)), ["a"], "affinity alone pins it");
   const kept = affinity.filter(ctx, filter().filter(ctx, endpoints));
   assert.deepEqual(names(kept), ["b"]);
+});
+
+test("shield: lower priorities skip endpoints mostly serving high priority once past the cap", () => {
+  type Shielding = Filter & PreRequest & ResponseHooks;
+  const f = filter({ minPriority: 100, shieldMaxInFlightRequests: 3 }) as Shielding;
+  const [a, b] = [endpoints[0]!, endpoints[1]!];
+  const chats = [
+    context(100, [
+      [0, 0, 0],
+      [0, 0, 0],
+      [0, 0, 0],
+    ]),
+    context(100, [
+      [0, 0, 0],
+      [0, 0, 0],
+      [0, 0, 0],
+    ]),
+  ];
+  for (const chat of chats) f.preRequest(chat, resultFor(a));
+  f.preRequest(
+    context(100, [
+      [0, 0, 0],
+      [0, 0, 0],
+      [0, 0, 0],
+    ]),
+    resultFor(b),
+  );
+  const agent = (loads: [number, number, number][]) => names(f.filter(context(0, loads), endpoints));
+  // a: 2 of its 3 in flight are high priority and a 4th would pass the cap of 3; b: 1 of 3 is.
+  assert.deepEqual(
+    agent([
+      [3, 0, 0],
+      [3, 0, 0],
+      [9, 0, 0],
+    ]),
+    ["b", "c"],
+  );
+  assert.deepEqual(
+    agent([
+      [2, 0, 0],
+      [3, 0, 0],
+      [9, 0, 0],
+    ]),
+    ["a", "b", "c"],
+    "a stays open up to the cap",
+  );
+  assert.deepEqual(
+    agent([
+      [3, 0, 0],
+      [1, 0, 0],
+      [0, 0, 0],
+    ]),
+    ["b", "c"],
+    "b: 1 of 1 is high, but under the cap",
+  );
+  assert.deepEqual(
+    names(
+      f.filter(
+        context(100, [
+          [3, 0, 0],
+          [3, 0, 0],
+          [9, 0, 0],
+        ]),
+        endpoints,
+      ),
+    ),
+    ["a", "b", "c"],
+    "the shield never applies to high priority",
+  );
+  // A response ends once, however often it is reported: a drops to 1 high of 3 and reopens.
+  f.onResponseComplete?.(chats[0]!, a, "natural", undefined);
+  f.onResponseComplete?.(chats[0]!, a, "natural", undefined);
+  assert.deepEqual(
+    agent([
+      [3, 0, 0],
+      [3, 0, 0],
+      [9, 0, 0],
+    ]),
+    ["a", "b", "c"],
+  );
+  f.onResponseComplete?.(chats[1]!, a, "natural", undefined);
+  assert.deepEqual(
+    agent([
+      [4, 0, 0],
+      [4, 0, 0],
+      [9, 0, 0],
+    ]),
+    ["a", "b", "c"],
+  );
+});
+
+test("shield: when every endpoint is shut to lower priorities, all pass; unset, nothing is counted", () => {
+  const f = filter({ minPriority: 100, shieldMaxInFlightRequests: 0 }) as Filter & PreRequest;
+  for (const e of endpoints)
+    f.preRequest(
+      context(100, [
+        [0, 0, 0],
+        [0, 0, 0],
+        [0, 0, 0],
+      ]),
+      resultFor(e),
+    );
+  assert.deepEqual(
+    names(
+      f.filter(
+        context(0, [
+          [1, 0, 0],
+          [1, 0, 0],
+          [1, 0, 0],
+        ]),
+        endpoints,
+      ),
+    ),
+    ["a", "b", "c"],
+  );
+  const unset = filter({ minPriority: 100 }) as Filter & PreRequest;
+  const chat = context(100, [
+    [0, 0, 0],
+    [0, 0, 0],
+    [0, 0, 0],
+  ]);
+  unset.preRequest(chat, resultFor(endpoints[0]!));
+  assert.equal(chat.state.size, 1, "only the load snapshot: no ledger without a shield");
+  assert.deepEqual(
+    names(
+      unset.filter(
+        context(0, [
+          [1, 0, 0],
+          [9, 0, 0],
+          [9, 0, 0],
+        ]),
+        endpoints,
+      ),
+    ),
+    ["a", "b", "c"],
+  );
 });

@@ -5,12 +5,28 @@
  * whose batch steps are long. A step's duration grows with the sequences it decodes and the prefill
  * tokens it computes, so headroom is: in-flight requests ≤ `maxInFlightRequests` and in-flight
  * uncached prompt tokens plus this request's own there ≤ `maxInFlightTokens`. Lower priorities pass
- * untouched; when no endpoint has headroom, all pass (the next plugins decide).
+ * untouched. When no endpoint has headroom, the ones closest to it pass: the least pressure, where
+ * pressure = max(requests / maxInFlightRequests, tokens / maxInFlightTokens), so the request still
+ * avoids the replicas whose steps are longest (ties pass together; the next plugins decide).
+ *
+ * With `shieldMaxInFlightRequests` set, lower priorities leave that headroom alone: a request below
+ * `minPriority` skips an endpoint where high-priority requests are most of what is in flight
+ * (counted here, from `preRequest` to the response's end) once its in-flight requests would exceed
+ * the cap, unless every endpoint is skipped. Without it a burst of agent work whose prefix a chat
+ * replica holds follows prefix affinity there and lengthens every step chat shares.
  */
 import { z } from "zod";
 import type { Endpoint } from "../../../endpoints/endpoint.ts";
 import { IN_FLIGHT_LOAD } from "../../framework/data-keys.ts";
-import type { Filter, PluginDefinition, SchedulingContext } from "../../framework/types.ts";
+import type {
+  Filter,
+  PluginDefinition,
+  PreRequest,
+  ResponseHooks,
+  SchedulingContext,
+  SchedulingResult,
+} from "../../framework/types.ts";
+import { chosenEndpoints } from "../shared/chosen-endpoints.ts";
 import { inFlightStateKey, readEndpointLoad } from "../shared/inflight-load.ts";
 
 const parameters = z
@@ -19,36 +35,82 @@ const parameters = z
     maxInFlightRequests: z.int().nonnegative().default(64),
     maxInFlightTokens: z.int().nonnegative().default(6144),
     inFlightLoadProducerName: z.string().min(1).default("inflight-load-producer"),
+    shieldMaxInFlightRequests: z.int().nonnegative().optional(),
   })
   .prefault({});
 
 /** Validated parameters of `priority-headroom-filter`. */
 export type PriorityHeadroomParams = z.infer<typeof parameters>;
 
-class PriorityHeadroomFilter implements Filter {
+class PriorityHeadroomFilter implements Filter, PreRequest, ResponseHooks {
   readonly type = "priority-headroom-filter";
   private readonly loadKey: string;
+  private readonly ledgerKey: string;
+  /** Endpoint key → high-priority requests in flight there (tracked only when shielding). */
+  private readonly highPriorityInFlight = new Map<string, number>();
 
   constructor(
     readonly name: string,
     private readonly params: PriorityHeadroomParams,
   ) {
     this.loadKey = inFlightStateKey(params.inFlightLoadProducerName);
+    this.ledgerKey = `${name}/high-priority-endpoints`;
   }
 
   filter(ctx: SchedulingContext, endpoints: readonly Endpoint[]): readonly Endpoint[] {
-    if (ctx.request.priority < this.params.minPriority) return endpoints;
-    const kept = endpoints.filter((e) => this.hasHeadroom(ctx, e));
-    return kept.length === 0 ? endpoints : kept;
+    if (endpoints.length === 0) return endpoints;
+    if (ctx.request.priority < this.params.minPriority) return this.shielded(ctx, endpoints);
+    const pressures = endpoints.map((e) => this.pressure(ctx, e));
+    const limit = Math.max(1, Math.min(...pressures));
+    return endpoints.filter((_, i) => pressures[i]! <= limit);
   }
 
-  private hasHeadroom(ctx: SchedulingContext, endpoint: Endpoint): boolean {
+  private shielded(ctx: SchedulingContext, endpoints: readonly Endpoint[]): readonly Endpoint[] {
+    const cap = this.params.shieldMaxInFlightRequests;
+    if (cap === undefined) return endpoints;
+    const open = endpoints.filter((e) => {
+      const key = e.metadata.key;
+      const requests = readEndpointLoad(ctx.state, this.loadKey, key).requests;
+      const high = this.highPriorityInFlight.get(key) ?? 0;
+      return 2 * high <= requests || requests + 1 <= cap;
+    });
+    return open.length === 0 ? endpoints : open;
+  }
+
+  preRequest(ctx: SchedulingContext, result: SchedulingResult): void {
+    if (this.params.shieldMaxInFlightRequests === undefined) return;
+    if (ctx.request.priority < this.params.minPriority || ctx.state.has(this.ledgerKey)) return;
+    const keys = chosenEndpoints(result).map((e) => e.metadata.key);
+    for (const key of keys) this.highPriorityInFlight.set(key, (this.highPriorityInFlight.get(key) ?? 0) + 1);
+    ctx.state.set(this.ledgerKey, keys);
+  }
+
+  onResponseComplete(ctx: SchedulingContext): void {
+    const keys = ctx.state.get(this.ledgerKey) as string[] | undefined;
+    if (!keys) return;
+    ctx.state.delete(this.ledgerKey);
+    for (const key of keys) {
+      const left = (this.highPriorityInFlight.get(key) ?? 1) - 1;
+      if (left > 0) this.highPriorityInFlight.set(key, left);
+      else this.highPriorityInFlight.delete(key);
+    }
+  }
+
+  /** Load relative to the caps: ≤ 1 = headroom. */
+  private pressure(ctx: SchedulingContext, endpoint: Endpoint): number {
     const load = readEndpointLoad(ctx.state, this.loadKey, endpoint.metadata.key);
-    return (
-      load.requests <= this.params.maxInFlightRequests &&
-      load.tokens + load.requestUncachedTokens <= this.params.maxInFlightTokens
+    const { maxInFlightRequests, maxInFlightTokens } = this.params;
+    return Math.max(
+      ratio(load.requests, maxInFlightRequests),
+      ratio(load.tokens + load.requestUncachedTokens, maxInFlightTokens),
     );
   }
+}
+
+/** `load / cap`, where a zero cap admits only zero load. */
+function ratio(load: number, cap: number): number {
+  if (cap > 0) return load / cap;
+  return load > 0 ? Number.POSITIVE_INFINITY : 0;
 }
 
 /** Registry entry for `priority-headroom-filter`. */
@@ -56,7 +118,7 @@ export const definition: PluginDefinition<PriorityHeadroomParams> = {
   type: "priority-headroom-filter",
   stability: "alpha",
   description:
-    "For priority ≥ minPriority keeps endpoints with few in-flight requests and uncached tokens (else all)",
+    "For priority ≥ minPriority keeps endpoints with few in-flight requests and uncached tokens (else the least loaded)",
   parameters,
   consumes: [IN_FLIGHT_LOAD],
   create: (params, env) => new PriorityHeadroomFilter(env.name, params),
