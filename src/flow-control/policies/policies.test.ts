@@ -286,6 +286,19 @@ describe("usage-limit policies", () => {
     assert.ok(Math.abs(byValue.ceiling(query({ priority: -10 })) - 0.2) < 1e-9);
   });
 
+  it("priority-holdback above 1 (the tenants' ours.yaml): the top band stays open past saturation 1", () => {
+    // maxCeiling 2.8 by value over bands 100 / 0 / −10 keeps agents at 0.8 and batch at 0.6, as
+    // minCeiling 0.6 by rank did, while chat is held only once the pool mean passes 2.8.
+    const policy = priorityHoldback({ shape: "linear", domain: "value", minCeiling: 0.6, maxCeiling: 2.8 });
+    const ceilings = [100, 0, -10].map((priority) =>
+      policy.ceiling(query({ priority, maxPriority: 100, minPriority: -10 })),
+    );
+    assert.deepEqual(
+      ceilings.map((c) => Number(c.toFixed(9))),
+      [2.8, 0.8, 0.6],
+    );
+  });
+
   it("soft-reflective: graduated ceilings, gated bands open 1 attempt in round(sat/(1−sat))", () => {
     const policy = softReflectiveCeiling();
     assert.equal(policy.ceiling(query({ rank: 0, saturation: 0.75 })), 1);
