@@ -10,6 +10,7 @@ import { dirname, join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
 import { runLive } from "../../src/bench/live/load-generator.ts";
+import { runTenantClients } from "../../src/bench/live/tenant-clients.ts";
 import { loadScenario } from "../../src/bench/scenario.ts";
 import { createWorkload } from "../../src/bench/workloads/index.ts";
 import { SyntheticPromptBuilder } from "../../src/bench/workloads/synthetic-prompt.ts";
@@ -37,13 +38,14 @@ async function startSim(model: string): Promise<SimServer> {
 describe("llmd bench: the tenant mix through a live router with flow control", () => {
   // Two replicas at load 1 (the base rates are 8 replicas' capacity), agent bursts of 20 instead of
   // 50: overloaded during each burst, yet drained within a few seconds.
-  const scenario = loadScenario(join(dir, "tenants.yaml"), [
+  const overrides = [
     "fleet.replicas=2",
     "workload.load=1",
     "workload.burstSize=20",
     "durationS=4",
     "warmupS=0",
-  ]);
+  ];
+  const scenario = loadScenario(join(dir, "tenants.yaml"), overrides);
   const objectives = parseObjectives(readFileSync(join(dir, "objectives.yaml"), "utf8"));
   let sims: SimServer[] = [];
   let router: Router;
@@ -121,5 +123,29 @@ describe("llmd bench: the tenant mix through a live router with flow control", (
     const labels = [...text.matchAll(total)].map((m) => m[1] ?? "");
     assert.ok(labels.some((l) => l.includes('fairness_id="program-a"') && l.includes('priority="0"')));
     assert.ok(labels.some((l) => l.includes('fairness_id="batch"') && l.includes('priority="-10"')));
+  });
+
+  it("--client-per-tenant: one thread per tenant sends that tenant's requests, merged in arrival order", async () => {
+    const threaded = await runTenantClients({
+      scenarioFile: join(dir, "tenants.yaml"),
+      overrides,
+      url: router.url,
+      timeScale: SPEED,
+      blockTokens: 16,
+      tenants: Object.keys(scenario.objectives),
+    });
+    assert.equal(new Set(threaded.map((r) => r.id)).size, threaded.length, "no request sent twice");
+    assert.ok(threaded.every((r) => r.outcome !== undefined));
+    for (let i = 1; i < threaded.length; i++) assert.ok(threaded[i]!.arrivalMs >= threaded[i - 1]!.arrivalMs);
+    // Agent bursts and batch arrive on a plan, so both runs send exactly the same ones; chat's later
+    // turns follow its answers, so only its first turns are planned.
+    const ids = (rs: FleetRecord[], tenant: string) =>
+      rs
+        .filter((r) => r.tenant === tenant && (tenant !== "chat" || r.id.endsWith(":0")))
+        .map((r) => r.id)
+        .sort();
+    for (const tenant of ["agents", "batch", "chat"])
+      assert.deepEqual(ids(threaded, tenant), ids(records, tenant), tenant);
+    assert.ok(threaded.some((r) => r.tenant === "chat" && r.outcome === "served" && r.idealCachedTokens > 0));
   });
 });

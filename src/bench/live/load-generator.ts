@@ -26,6 +26,10 @@ export interface LiveRunOptions {
   /** Objective name → priority, for the records only (the server decides from its own objectives). */
   objectives?: Readonly<Record<string, number>>;
   onProgress?(elapsedMs: number, inFlight: number): void;
+  /** Send only requests for which this holds (their follow-ups included); default: all. */
+  sends?(request: WorkloadRequest): boolean;
+  /** Workload time 0 as a `performance.now()` reading (default: when the run starts). */
+  startedAt?: number;
 }
 
 /**
@@ -34,11 +38,11 @@ export interface LiveRunOptions {
  */
 export async function runLive(o: LiveRunOptions): Promise<FleetRecord[]> {
   const records: FleetRecord[] = [];
-  const ideal = new IdealPrefixCache(o.blockTokens);
+  const sent: WorkloadRequest[] = [];
   // Keep-alive (undici's pipelining 1): `pipelining: 0` opened a TCP connection per request, ~0.7 ms
   // of TTFT each on loopback that the fleet simulator does not model.
   const dispatcher = new Agent({ connections: 4096, bodyTimeout: 0, headersTimeout: 0 });
-  const started = performance.now();
+  const started = o.startedAt ?? performance.now();
   const now = () => (performance.now() - started) * o.timeScale;
   const inFlight = new Set<Promise<void>>();
   const send = (arrival: Arrival): void => {
@@ -52,7 +56,7 @@ export async function runLive(o: LiveRunOptions): Promise<FleetRecord[]> {
     const r = arrival.request;
     const record = newFleetRecord(r, now(), o.objectives ?? {});
     records.push(record);
-    record.idealCachedTokens = ideal.lookupAndInsert(r.segments, r.inputTokens);
+    sent.push(r);
     const body = { model: o.model, prompt: o.prompts.text(r.segments), maxTokens: r.outputTokens };
     const out = await streamCompletion(o.url, body, identityHeaders(r), dispatcher);
     const toWorkload = (at: number) => (at - started) * o.timeScale;
@@ -66,11 +70,19 @@ export async function runLive(o: LiveRunOptions): Promise<FleetRecord[]> {
     if (out.outcome) record.outcome = out.outcome;
     for (const next of o.workload.onComplete(r, record.endMs, !out.error)) send(next);
   };
-  for (let a = o.workload.nextArrival(); a && a.atMs < o.durationMs; a = o.workload.nextArrival()) send(a);
+  for (let a = o.workload.nextArrival(); a && a.atMs < o.durationMs; a = o.workload.nextArrival()) {
+    if (o.sends?.(a.request) ?? true) send(a);
+  }
   const ticker = setInterval(() => o.onProgress?.(now(), inFlight.size), 500);
   while (inFlight.size > 0) await Promise.race(inFlight);
   clearInterval(ticker);
   await dispatcher.close();
+  // The ideal ceiling is computed after the run, in send order, so its hashing never delays the
+  // client's reading of first tokens (the fleet computes it at admission, which is the same order).
+  const ideal = new IdealPrefixCache(o.blockTokens);
+  sent.forEach((r, i) => {
+    records[i]!.idealCachedTokens = ideal.lookupAndInsert(r.segments, r.inputTokens);
+  });
   return records;
 }
 

@@ -107,6 +107,8 @@ async function readEvents(body: AsyncIterable<Buffer>, outcome: StreamOutcome): 
 
 function onEvent(data: string, outcome: StreamOutcome): void {
   if (data === "[DONE]") return;
+  // After the first token only usage and error events matter: skip parsing plain token chunks.
+  if (!Number.isNaN(outcome.firstTokenAt) && !data.includes('"usage"') && !data.includes('"error"')) return;
   const json = JSON.parse(data) as ChunkJson;
   if (json.error) {
     // The router ends a started stream with an error event (eviction, upstream failure).

@@ -9,6 +9,7 @@
 import type { Command } from "commander";
 import { SingleBar } from "cli-progress";
 import { runLive } from "../../bench/live/load-generator.ts";
+import { runTenantClients } from "../../bench/live/tenant-clients.ts";
 import { summarize } from "../../bench/metrics/summary.ts";
 import { renderTable } from "../../bench/report/table.ts";
 import { loadScenario, type Scenario } from "../../bench/scenario.ts";
@@ -29,6 +30,7 @@ interface BenchFlags {
   json?: string;
   quiet?: boolean;
   label?: string;
+  clientPerTenant?: boolean;
 }
 
 const collect = (value: string, previous: string[]) => [...previous, value];
@@ -48,6 +50,10 @@ export function registerBench(program: Command): void {
     .option("--json <file>", "write the summary as JSON")
     .option("--quiet", "no progress bar")
     .option("--label <name>", "first column of the per-tenant table (default: the scenario's name)")
+    .option(
+      "--client-per-tenant",
+      "one client thread per objective of the scenario, so one tenant's load does not delay reading another's tokens",
+    )
     .action(async (file: string, flags: BenchFlags) => {
       const scenario = loadScenario(file, flags.set);
       const durationMs = scenario.durationS * 1000;
@@ -56,18 +62,27 @@ export function registerBench(program: Command): void {
         stream: process.stderr,
       });
       if (!flags.quiet) bar.start(scenario.durationS, 0, { inFlight: 0 });
-      const records = await runLive({
+      const common = {
         url: flags.url,
-        model: scenario.model,
-        workload: createWorkload(scenario.workload, { seed: scenario.seed, durationMs }),
-        prompts: new SyntheticPromptBuilder(),
-        durationMs,
         timeScale: Number(flags.timeScale),
         blockTokens: Number(flags.blockSize),
-        objectives: scenario.objectives,
-        onProgress: (ms, inFlight) =>
+        onProgress: (ms: number, inFlight: number) =>
           bar.update(Math.min(scenario.durationS, Math.round(ms / 1000)), { inFlight }),
-      });
+      };
+      const tenants = Object.keys(scenario.objectives);
+      if (flags.clientPerTenant && tenants.length === 0) {
+        throw new Error("--client-per-tenant needs a scenario with objectives");
+      }
+      const records = flags.clientPerTenant
+        ? await runTenantClients({ ...common, scenarioFile: file, overrides: flags.set, tenants })
+        : await runLive({
+            ...common,
+            model: scenario.model,
+            workload: createWorkload(scenario.workload, { seed: scenario.seed, durationMs }),
+            prompts: new SyntheticPromptBuilder(),
+            durationMs,
+            objectives: scenario.objectives,
+          });
       if (!flags.quiet) bar.stop();
       const window = { fromMs: scenario.warmupS * 1000, toMs: durationMs };
       const summary = summarize(records, {
@@ -77,15 +92,15 @@ export function registerBench(program: Command): void {
         gpus: scenario.fleet.replicas,
       });
       console.log(renderTable([{ label: scenario.name ?? "bench", summary }]));
-      const tenants = records.some((r) => r.tenant !== "default")
+      const byTenant = records.some((r) => r.tenant !== "default")
         ? tenantReport(records, window.fromMs, window.toMs)
         : undefined;
-      if (tenants) console.log(tenantTable(tenants, flags.label ?? scenario.name ?? "bench", scenario));
+      if (byTenant) console.log(tenantTable(byTenant, flags.label ?? scenario.name ?? "bench", scenario));
       const unanswered = countBy(records.filter((r) => r.outcome === undefined).map((r) => r.error ?? "?"));
       if (unanswered) console.log(`no answer (lost), by transport error: ${unanswered}`);
       if (flags.json) {
         const { writeFileSync } = await import("node:fs");
-        writeFileSync(flags.json, `${JSON.stringify({ ...summary, tenants }, null, 2)}\n`);
+        writeFileSync(flags.json, `${JSON.stringify({ ...summary, tenants: byTenant }, null, 2)}\n`);
       }
     });
 }
