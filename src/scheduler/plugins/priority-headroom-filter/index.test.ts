@@ -102,138 +102,42 @@ test("ahead of prefix affinity: a high-priority conversation leaves its busy rep
   assert.deepEqual(names(kept), ["b"]);
 });
 
+/** A request of `priority` seeing only in-flight request counts on a, b, c. */
+const seeing = (priority: number, a = 0, b = 0, c = 0) =>
+  context(priority, [
+    [a, 0, 0],
+    [b, 0, 0],
+    [c, 0, 0],
+  ]);
+
 test("shield: lower priorities skip endpoints mostly serving high priority once past the cap", () => {
-  type Shielding = Filter & PreRequest & ResponseHooks;
-  const f = filter({ minPriority: 100, shieldMaxInFlightRequests: 3 }) as Shielding;
+  const f = filter({ minPriority: 100, shieldMaxInFlightRequests: 3 }) as Filter & PreRequest & ResponseHooks;
   const [a, b] = [endpoints[0]!, endpoints[1]!];
-  const chats = [
-    context(100, [
-      [0, 0, 0],
-      [0, 0, 0],
-      [0, 0, 0],
-    ]),
-    context(100, [
-      [0, 0, 0],
-      [0, 0, 0],
-      [0, 0, 0],
-    ]),
-  ];
+  const chats = [seeing(100), seeing(100)];
   for (const chat of chats) f.preRequest(chat, resultFor(a));
-  f.preRequest(
-    context(100, [
-      [0, 0, 0],
-      [0, 0, 0],
-      [0, 0, 0],
-    ]),
-    resultFor(b),
-  );
-  const agent = (loads: [number, number, number][]) => names(f.filter(context(0, loads), endpoints));
+  f.preRequest(seeing(100), resultFor(b));
+  const agent = (...counts: number[]) => names(f.filter(seeing(0, ...counts), endpoints));
   // a: 2 of its 3 in flight are high priority and a 4th would pass the cap of 3; b: 1 of 3 is.
-  assert.deepEqual(
-    agent([
-      [3, 0, 0],
-      [3, 0, 0],
-      [9, 0, 0],
-    ]),
-    ["b", "c"],
-  );
-  assert.deepEqual(
-    agent([
-      [2, 0, 0],
-      [3, 0, 0],
-      [9, 0, 0],
-    ]),
-    ["a", "b", "c"],
-    "a stays open up to the cap",
-  );
-  assert.deepEqual(
-    agent([
-      [3, 0, 0],
-      [1, 0, 0],
-      [0, 0, 0],
-    ]),
-    ["b", "c"],
-    "b: 1 of 1 is high, but under the cap",
-  );
-  assert.deepEqual(
-    names(
-      f.filter(
-        context(100, [
-          [3, 0, 0],
-          [3, 0, 0],
-          [9, 0, 0],
-        ]),
-        endpoints,
-      ),
-    ),
-    ["a", "b", "c"],
-    "the shield never applies to high priority",
-  );
+  assert.deepEqual(agent(3, 3, 9), ["b", "c"]);
+  assert.deepEqual(agent(2, 3, 9), ["a", "b", "c"], "a stays open up to the cap");
+  assert.deepEqual(agent(3, 1, 0), ["b", "c"], "b: 1 of 1 is high, but under the cap");
+  const chat = names(f.filter(seeing(100, 3, 3, 9), endpoints));
+  assert.deepEqual(chat, ["a", "b", "c"], "the shield never applies to high priority");
   // A response ends once, however often it is reported: a drops to 1 high of 3 and reopens.
   f.onResponseComplete?.(chats[0]!, a, "natural", undefined);
   f.onResponseComplete?.(chats[0]!, a, "natural", undefined);
-  assert.deepEqual(
-    agent([
-      [3, 0, 0],
-      [3, 0, 0],
-      [9, 0, 0],
-    ]),
-    ["a", "b", "c"],
-  );
+  assert.deepEqual(agent(3, 3, 9), ["a", "b", "c"]);
   f.onResponseComplete?.(chats[1]!, a, "natural", undefined);
-  assert.deepEqual(
-    agent([
-      [4, 0, 0],
-      [4, 0, 0],
-      [9, 0, 0],
-    ]),
-    ["a", "b", "c"],
-  );
+  assert.deepEqual(agent(4, 4, 9), ["a", "b", "c"]);
 });
 
 test("shield: when every endpoint is shut to lower priorities, all pass; unset, nothing is counted", () => {
   const f = filter({ minPriority: 100, shieldMaxInFlightRequests: 0 }) as Filter & PreRequest;
-  for (const e of endpoints)
-    f.preRequest(
-      context(100, [
-        [0, 0, 0],
-        [0, 0, 0],
-        [0, 0, 0],
-      ]),
-      resultFor(e),
-    );
-  assert.deepEqual(
-    names(
-      f.filter(
-        context(0, [
-          [1, 0, 0],
-          [1, 0, 0],
-          [1, 0, 0],
-        ]),
-        endpoints,
-      ),
-    ),
-    ["a", "b", "c"],
-  );
+  for (const e of endpoints) f.preRequest(seeing(100), resultFor(e));
+  assert.deepEqual(names(f.filter(seeing(0, 1, 1, 1), endpoints)), ["a", "b", "c"]);
   const unset = filter({ minPriority: 100 }) as Filter & PreRequest;
-  const chat = context(100, [
-    [0, 0, 0],
-    [0, 0, 0],
-    [0, 0, 0],
-  ]);
+  const chat = seeing(100);
   unset.preRequest(chat, resultFor(endpoints[0]!));
   assert.equal(chat.state.size, 1, "only the load snapshot: no ledger without a shield");
-  assert.deepEqual(
-    names(
-      unset.filter(
-        context(0, [
-          [1, 0, 0],
-          [9, 0, 0],
-          [9, 0, 0],
-        ]),
-        endpoints,
-      ),
-    ),
-    ["a", "b", "c"],
-  );
+  assert.deepEqual(names(unset.filter(seeing(0, 1, 9, 9), endpoints)), ["a", "b", "c"]);
 });
