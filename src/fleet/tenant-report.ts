@@ -205,7 +205,8 @@ export function formatTenantReport(report: TenantReport, label: string, load: st
   const service = Object.entries(report.service)
     .map(([id, s]) => `${id}=${(s / 1e6).toFixed(2)}M`)
     .join(" ");
-  return [...rows, `  agents Jain ${report.jain.toFixed(3)} (${service})`];
+  const jain = Number.isNaN(report.jain) ? "-" : report.jain.toFixed(3);
+  return [...rows, `  agents Jain ${jain} (${service})`];
 }
 
 function formatMs(ms: number): string {

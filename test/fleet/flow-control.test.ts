@@ -6,7 +6,7 @@ import { loadScenario } from "../../src/bench/scenario.ts";
 import type { FleetRecord } from "../../src/fleet/request-flow.ts";
 import { runScenario } from "../../src/fleet/run-scenario.ts";
 import { newRecord } from "../../src/bench/metrics/records.ts";
-import { jainIndex, tailBreakdown, tenantReport } from "../../src/fleet/tenant-report.ts";
+import { formatTenantReport, jainIndex, tailBreakdown, tenantReport } from "../../src/fleet/tenant-report.ts";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const tenants = join(here, "../../examples/scenarios/tenants/tenants.yaml");
@@ -137,5 +137,14 @@ describe("fleet flow control (tiny tenants scenario)", () => {
     assert.equal(jainIndex([5, 5]), 1);
     assert.equal(jainIndex([7, 0]), 0.5);
     assert.equal(jainIndex([1, 3]), 16 / 20);
+  });
+
+  it("the table's Jain line says '-' when no agent program was served in the window", () => {
+    const record = newRecord("c1", "chat", 0, 100);
+    Object.assign(record, { tenant: "chat", fairnessId: "chat", priority: 100, outcome: "served" });
+    const report = tenantReport([record as FleetRecord], 0, 1000);
+    const lines = formatTenantReport(report, "x", "1");
+    assert.equal(lines.at(-1), "  agents Jain - ()");
+    assert.match(lines[0]!, /^x\s+1 chat\s+100\s+1\s+1 /);
   });
 });
