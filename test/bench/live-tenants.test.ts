@@ -148,4 +148,16 @@ describe("llmd bench: the tenant mix through a live router with flow control", (
       assert.deepEqual(ids(threaded, tenant), ids(records, tenant), tenant);
     assert.ok(threaded.some((r) => r.tenant === "chat" && r.outcome === "served" && r.idealCachedTokens > 0));
   });
+
+  it("--client-per-tenant: a thread that fails fails the run instead of hanging it", async () => {
+    const run = runTenantClients({
+      scenarioFile: join(dir, "no-such-scenario.yaml"),
+      overrides: [],
+      url: router.url,
+      timeScale: SPEED,
+      blockTokens: 16,
+      tenants: ["chat", "agents"],
+    });
+    await assert.rejects(run, /no-such-scenario/);
+  });
 });

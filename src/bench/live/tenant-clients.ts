@@ -46,21 +46,26 @@ const START_DELAY_MS = 50;
 export async function runTenantClients(o: TenantClientOptions): Promise<FleetRecord[]> {
   const { onProgress, ...shared } = o;
   const threads = o.tenants.map((tenant) => startThread({ ...shared, tenant }));
-  await Promise.all(threads.map((t) => t.ready));
-  const epochMs = performance.timeOrigin + performance.now() + START_DELAY_MS;
-  const progress = threads.map(() => ({ elapsedMs: 0, inFlight: 0 }));
-  threads.forEach((t, i) => {
-    t.onProgress = (elapsedMs, inFlight) => {
-      progress[i] = { elapsedMs, inFlight };
-      onProgress?.(
-        Math.max(...progress.map((p) => p.elapsedMs)),
-        progress.reduce((sum, p) => sum + p.inFlight, 0),
-      );
-    };
-    t.worker.postMessage({ epochMs } satisfies StartMessage);
-  });
-  const records = (await Promise.all(threads.map((t) => t.done))).flat();
-  return records.sort((a, b) => a.arrivalMs - b.arrivalMs);
+  try {
+    await Promise.all(threads.map((t) => t.ready));
+    const epochMs = performance.timeOrigin + performance.now() + START_DELAY_MS;
+    const progress = threads.map(() => ({ elapsedMs: 0, inFlight: 0 }));
+    threads.forEach((t, i) => {
+      t.onProgress = (elapsedMs, inFlight) => {
+        progress[i] = { elapsedMs, inFlight };
+        onProgress?.(
+          Math.max(...progress.map((p) => p.elapsedMs)),
+          progress.reduce((sum, p) => sum + p.inFlight, 0),
+        );
+      };
+      t.worker.postMessage({ epochMs } satisfies StartMessage);
+    });
+    const records = (await Promise.all(threads.map((t) => t.done))).flat();
+    return records.sort((a, b) => a.arrivalMs - b.arrivalMs);
+  } finally {
+    // A failed thread fails the run; the others must not keep the process alive.
+    await Promise.all(threads.map((t) => t.worker.terminate()));
+  }
 }
 
 interface Thread {
@@ -87,10 +92,7 @@ function startThread(job: TenantClientJob): Thread {
     worker.on("message", (m: TenantClientMessage) => {
       if (m.kind === "ready") markReady();
       else if (m.kind === "progress") thread.onProgress?.(m.elapsedMs, m.inFlight);
-      else {
-        resolve(m.records);
-        void worker.terminate();
-      }
+      else resolve(m.records);
     });
   });
   // A thread that fails before it is ready must fail the run, not hang it.
