@@ -183,25 +183,16 @@ test("coldLoadMarginRatio: the margin grows with the request's own uncached toke
 });
 
 test("coldLoadMarginMaxTokens: a request with more uncached tokens than that rotates over every candidate", () => {
-  const loads = [0, 600, 1200, 3000];
-  const small = instantiate<NoHitLruScorer>(definition, {
-    coldLoadMargin: 500,
-    coldLoadMarginMaxTokens: 256,
-  });
-  assert.deepEqual(
-    Array.from(small.score(withLoads(context(), loads), endpoints)),
-    [1, 0, 0, 0],
-    "256 ≤ 256",
-  );
-  const large = instantiate<NoHitLruScorer>(definition, {
-    coldLoadMargin: 500,
-    coldLoadMarginMaxTokens: 255,
-  });
-  assert.deepEqual(
-    Array.from(large.score(withLoads(context(), loads), endpoints)),
-    [1, 1, 1, 1],
-    "256 > 255",
-  );
+  // The request's own uncached tokens are 256 (withLoads): at the cap the margin applies, above it not.
+  const cases: [maxTokens: number, scores: number[]][] = [
+    [256, [1, 0, 0, 0]],
+    [255, [1, 1, 1, 1]],
+  ];
+  for (const [coldLoadMarginMaxTokens, expected] of cases) {
+    const scorer = instantiate<NoHitLruScorer>(definition, { coldLoadMargin: 500, coldLoadMarginMaxTokens });
+    const scores = scorer.score(withLoads(context(), [0, 600, 1200, 3000]), endpoints);
+    assert.deepEqual(Array.from(scores), expected, `max ${coldLoadMarginMaxTokens}`);
+  }
 });
 
 test("coldLoadMarginExemptHeader: a request naming its session rotates over every candidate", () => {
