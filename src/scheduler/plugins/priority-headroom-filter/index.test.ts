@@ -110,34 +110,54 @@ const seeing = (priority: number, a = 0, b = 0, c = 0) =>
     [c, 0, 0],
   ]);
 
-test("shield: lower priorities skip endpoints mostly serving high priority once past the cap", () => {
+test("shield: lower priorities skip endpoints serving high priority once past the cap", () => {
   const f = filter({ minPriority: 100, shieldMaxInFlightRequests: 3 }) as Filter & PreRequest & ResponseHooks;
   const [a, b] = [endpoints[0]!, endpoints[1]!];
   const chats = [seeing(100), seeing(100)];
   for (const chat of chats) f.preRequest(chat, resultFor(a));
   f.preRequest(seeing(100), resultFor(b));
   const agent = (...counts: number[]) => names(f.filter(seeing(0, ...counts), endpoints));
-  // a: 2 of its 3 in flight are high priority and a 4th would pass the cap of 3; b: 1 of 3 is.
-  assert.deepEqual(agent(3, 3, 9), ["b", "c"]);
-  assert.deepEqual(agent(2, 3, 9), ["a", "b", "c"], "a stays open up to the cap");
+  // a and b serve high priority and a 4th request would pass the cap of 3; c serves none.
+  assert.deepEqual(agent(3, 3, 9), ["c"]);
+  assert.deepEqual(agent(2, 3, 9), ["a", "c"], "a stays open up to the cap");
   assert.deepEqual(agent(3, 1, 0), ["b", "c"], "b: 1 of 1 is high, but under the cap");
   const chat = names(f.filter(seeing(100, 3, 3, 9), endpoints));
   assert.deepEqual(chat, ["a", "b", "c"], "the shield never applies to high priority");
-  // A response ends once, however often it is reported: a drops to 1 high of 3 and reopens.
+  // A response ends once, however often it is reported: a keeps one high-priority request.
   f.onResponseComplete?.(chats[0]!, a, "natural", undefined);
   f.onResponseComplete?.(chats[0]!, a, "natural", undefined);
-  assert.deepEqual(agent(3, 3, 9), ["a", "b", "c"]);
+  assert.deepEqual(agent(3, 3, 9), ["c"]);
   f.onResponseComplete?.(chats[1]!, a, "natural", undefined);
-  assert.deepEqual(agent(4, 4, 9), ["a", "b", "c"]);
+  assert.deepEqual(agent(4, 4, 9), ["a", "c"], "a serves no high priority any more");
 });
 
-test("shield: when every endpoint is shut to lower priorities, all pass; unset, nothing is counted", () => {
+test("shield: when every endpoint is shut, the fewest high-priority requests pass; unset, nothing is counted", () => {
   const f = filter({ minPriority: 100, shieldMaxInFlightRequests: 0 }) as Filter & PreRequest;
-  for (const e of endpoints) f.preRequest(seeing(100), resultFor(e));
-  assert.deepEqual(names(f.filter(seeing(0, 1, 1, 1), endpoints)), ["a", "b", "c"]);
+  for (const e of [...endpoints, endpoints[0]!]) f.preRequest(seeing(100), resultFor(e));
+  assert.deepEqual(names(f.filter(seeing(0, 1, 1, 1), endpoints)), ["b", "c"]);
   const unset = filter({ minPriority: 100 }) as Filter & PreRequest;
   const chat = seeing(100);
   unset.preRequest(chat, resultFor(endpoints[0]!));
-  assert.equal(chat.state.size, 1, "only the load snapshot: no ledger without a shield");
+  assert.equal(chat.state.size, 1, "only the load snapshot: no ledger without a shield or packing");
   assert.deepEqual(names(unset.filter(seeing(0, 1, 9, 9), endpoints)), ["a", "b", "c"]);
+});
+
+test("packHighPriority: high priority keeps the endpoints already serving it while they have headroom", () => {
+  const f = filter({ minPriority: 100, packHighPriority: true }) as Filter & PreRequest & ResponseHooks;
+  const chat = (...counts: number[]) => names(f.filter(seeing(100, ...counts), endpoints));
+  assert.deepEqual(chat(0, 0, 0), ["a", "b", "c"], "none serves chat yet: all with headroom");
+  const first = seeing(100);
+  f.preRequest(first, resultFor(endpoints[1]!));
+  assert.deepEqual(chat(0, 1, 0), ["b"]);
+  assert.deepEqual(chat(0, 65, 0), ["a", "c"], "b is past its cap: open another");
+  assert.deepEqual(
+    names(f.filter(seeing(0, 0, 1, 0), endpoints)),
+    ["a", "b", "c"],
+    "no shield: lower priority untouched",
+  );
+  f.onResponseComplete?.(first, endpoints[1]!, "natural", undefined);
+  assert.deepEqual(chat(0, 0, 0), ["a", "b", "c"]);
+  const plain = filter({ minPriority: 100 }) as Filter & PreRequest;
+  plain.preRequest(seeing(100), resultFor(endpoints[1]!));
+  assert.deepEqual(names(plain.filter(seeing(100, 0, 1, 0), endpoints)), ["a", "b", "c"], "off by default");
 });

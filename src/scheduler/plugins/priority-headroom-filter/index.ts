@@ -9,11 +9,15 @@
  * pressure = max(requests / maxInFlightRequests, tokens / maxInFlightTokens), so the request still
  * avoids the replicas whose steps are longest (ties pass together; the next plugins decide).
  *
- * With `shieldMaxInFlightRequests` set, lower priorities leave that headroom alone: a request below
- * `minPriority` skips an endpoint where high-priority requests are most of what is in flight
- * (counted here, from `preRequest` to the response's end) once its in-flight requests would exceed
- * the cap, unless every endpoint is skipped. Without it a burst of agent work whose prefix a chat
- * replica holds follows prefix affinity there and lengthens every step chat shares.
+ * Two options keep high and lower priorities on separate replicas, so a chat replica's steps stay
+ * short (both count high-priority requests in flight themselves, from `preRequest` to the
+ * response's end). `packHighPriority`: among the endpoints that pass, a high-priority request keeps
+ * those already serving high priority, so chat fills its replicas up to the caps before it opens
+ * another one. `shieldMaxInFlightRequests`: a request below `minPriority` skips an endpoint with any
+ * high-priority request in flight once its in-flight requests would exceed the cap; when that skips
+ * every endpoint, the ones with the fewest high-priority requests in flight pass. Without them a
+ * burst of agent work whose first request lands on a quiet chat replica follows prefix affinity
+ * there and lengthens every step chat shares.
  */
 import { z } from "zod";
 import type { Endpoint } from "../../../endpoints/endpoint.ts";
@@ -36,6 +40,7 @@ const parameters = z
     maxInFlightTokens: z.int().nonnegative().default(6144),
     inFlightLoadProducerName: z.string().min(1).default("inflight-load-producer"),
     shieldMaxInFlightRequests: z.int().nonnegative().optional(),
+    packHighPriority: z.boolean().default(false),
   })
   .prefault({});
 
@@ -46,8 +51,9 @@ class PriorityHeadroomFilter implements Filter, PreRequest, ResponseHooks {
   readonly type = "priority-headroom-filter";
   private readonly loadKey: string;
   private readonly ledgerKey: string;
-  /** Endpoint key → high-priority requests in flight there (tracked only when shielding). */
+  /** Endpoint key → high-priority requests in flight there (tracked only when packing or shielding). */
   private readonly highPriorityInFlight = new Map<string, number>();
+  private readonly tracking: boolean;
 
   constructor(
     readonly name: string,
@@ -55,6 +61,7 @@ class PriorityHeadroomFilter implements Filter, PreRequest, ResponseHooks {
   ) {
     this.loadKey = inFlightStateKey(params.inFlightLoadProducerName);
     this.ledgerKey = `${name}/high-priority-endpoints`;
+    this.tracking = params.packHighPriority || params.shieldMaxInFlightRequests !== undefined;
   }
 
   filter(ctx: SchedulingContext, endpoints: readonly Endpoint[]): readonly Endpoint[] {
@@ -62,24 +69,32 @@ class PriorityHeadroomFilter implements Filter, PreRequest, ResponseHooks {
     if (ctx.request.priority < this.params.minPriority) return this.shielded(ctx, endpoints);
     const pressures = endpoints.map((e) => this.pressure(ctx, e));
     const limit = Math.max(1, Math.min(...pressures));
-    return endpoints.filter((_, i) => pressures[i]! <= limit);
+    const kept = endpoints.filter((_, i) => pressures[i]! <= limit);
+    if (!this.params.packHighPriority) return kept;
+    const serving = kept.filter((e) => this.highPriorityOn(e) > 0);
+    return serving.length > 0 ? serving : kept;
   }
 
   private shielded(ctx: SchedulingContext, endpoints: readonly Endpoint[]): readonly Endpoint[] {
     const cap = this.params.shieldMaxInFlightRequests;
     if (cap === undefined) return endpoints;
-    const open = endpoints.filter((e) => {
-      const key = e.metadata.key;
-      const requests = readEndpointLoad(ctx.state, this.loadKey, key).requests;
-      const high = this.highPriorityInFlight.get(key) ?? 0;
-      return 2 * high <= requests || requests + 1 <= cap;
-    });
-    return open.length === 0 ? endpoints : open;
+    const open = endpoints.filter(
+      (e) =>
+        this.highPriorityOn(e) === 0 ||
+        readEndpointLoad(ctx.state, this.loadKey, e.metadata.key).requests < cap,
+    );
+    if (open.length > 0) return open;
+    const fewest = Math.min(...endpoints.map((e) => this.highPriorityOn(e)));
+    return endpoints.filter((e) => this.highPriorityOn(e) === fewest);
+  }
+
+  private highPriorityOn(endpoint: Endpoint): number {
+    return this.highPriorityInFlight.get(endpoint.metadata.key) ?? 0;
   }
 
   preRequest(ctx: SchedulingContext, result: SchedulingResult): void {
-    if (this.params.shieldMaxInFlightRequests === undefined) return;
-    if (ctx.request.priority < this.params.minPriority || ctx.state.has(this.ledgerKey)) return;
+    if (!this.tracking || ctx.request.priority < this.params.minPriority || ctx.state.has(this.ledgerKey))
+      return;
     const keys = chosenEndpoints(result).map((e) => e.metadata.key);
     for (const key of keys) this.highPriorityInFlight.set(key, (this.highPriorityInFlight.get(key) ?? 0) + 1);
     ctx.state.set(this.ledgerKey, keys);
