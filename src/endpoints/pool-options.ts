@@ -66,7 +66,7 @@ export function resolvePoolOptions(options: EndpointPoolOptions): ResolvedPoolOp
     tlsFiles: options.tlsFiles,
     requestTimeoutMs: options.requestTimeoutMs ?? 1000,
     unhealthyAfterFailures: options.unhealthyAfterFailures ?? 3,
-    log: options.log ?? defaultLog,
+    log: options.log ?? stderrLog("endpoints"),
   };
   for (const key of [
     "scrapeIntervalMs",
@@ -80,6 +80,7 @@ export function resolvePoolOptions(options: EndpointPoolOptions): ResolvedPoolOp
   return resolved;
 }
 
-function defaultLog(level: "info" | "warn", message: string): void {
-  process.stderr.write(`[llmd endpoints] ${level}: ${message}\n`);
+/** The default operational log: `[llmd <component>] <level>: <message>` lines on stderr. */
+export function stderrLog(component: string): PoolLogger {
+  return (level, message) => process.stderr.write(`[llmd ${component}] ${level}: ${message}\n`);
 }

@@ -18,7 +18,14 @@ export type ForwardOutcome =
   /** The endpoint could not be reached; nothing was sent to the client: try elsewhere. */
   | { kind: "unreachable"; error: Error }
   /** The attempt ended (the client has its answer, or is gone). */
-  | { kind: "done"; cause: TerminationCause; status: number; usage: ResponseUsage | undefined };
+  | {
+      kind: "done";
+      cause: TerminationCause;
+      status: number;
+      usage: ResponseUsage | undefined;
+      /** Why the upstream failed (error and timeout causes only). */
+      failure?: string;
+    };
 
 /** One upstream request. */
 export interface ForwardRequest {
@@ -191,6 +198,7 @@ class ForwardHandler implements Dispatcher.DispatchHandler {
       cause: timeout ? "timeout" : "error",
       status: failure.status,
       usage: undefined,
+      failure: failure.message,
     });
   }
 

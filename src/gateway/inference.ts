@@ -9,6 +9,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { LlmdError } from "../api/errors.ts";
 import type { Clock } from "../core/clock.ts";
 import type { Endpoint } from "../endpoints/endpoint.ts";
+import type { PoolLogger } from "../endpoints/pool-options.ts";
 import { UPSTREAM_HEADERS_STATE_KEY } from "../scheduler/framework/data-keys.ts";
 import type {
   RequestScheduler,
@@ -45,6 +46,7 @@ export interface InferenceDeps {
   admission: GatewayAdmission;
   maxBodyBytes: number;
   maxAttempts: number;
+  log: PoolLogger;
 }
 
 const noEndpoints = (model: string) =>
@@ -195,6 +197,7 @@ class RequestFlow {
       return target.metadata.key;
     }
     scheduler.complete(ctx, target, outcome.cause, outcome.usage);
+    if (outcome.failure) this.deps.log("warn", `request ${this.request.requestId}: ${outcome.failure}`);
     this.usage = outcome.usage;
     this.record(outcome);
     return "done";

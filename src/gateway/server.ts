@@ -6,6 +6,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from "node:net";
 import { LlmdError } from "../api/errors.ts";
 import { wallClock } from "../core/clock.ts";
+import { stderrLog } from "../endpoints/pool-options.ts";
 import { instrumentParts } from "../scheduler/framework/instrument.ts";
 import { Scheduler } from "../scheduler/framework/scheduler.ts";
 import type { RequestScheduler } from "../scheduler/framework/types.ts";
@@ -135,6 +136,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     admission,
     maxBodyBytes: options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
     maxAttempts: options.maxAttempts ?? 3,
+    log: options.log ?? stderrLog("gateway"),
   };
   const server = createServer({ keepAliveTimeout: 65_000 }, (req, res) => route(deps, req, res));
   const host = options.host ?? "127.0.0.1";

@@ -12,6 +12,7 @@ describe("an endpoint killed mid-run", () => {
   let sims: SimProcess[];
   let router: Router;
   let client: OpenAI;
+  const warnings: string[] = [];
 
   before(async () => {
     sims = await Promise.all(
@@ -19,7 +20,11 @@ describe("an endpoint killed mid-run", () => {
         spawnSim(["--mode", "echo", "--time-to-first-token", "5ms", "--inter-token-latency", "2ms"]),
       ),
     );
-    router = await routerFor(sims.map((s) => s.url));
+    router = await routerFor(sims.map((s) => s.url), undefined, {
+      log: (level, message) => {
+        if (level === "warn") warnings.push(message);
+      },
+    });
     client = new OpenAI({ baseURL: `${router.url}/v1`, apiKey: "unused", maxRetries: 0 });
   });
   after(async () => {
@@ -72,6 +77,8 @@ describe("an endpoint killed mid-run", () => {
     const statuses = await Promise.all(plain.map(async (p) => (await p).status));
     assert.equal(statuses.filter((s) => s === 502).length, victimPlain, `statuses ${statuses}`);
     assert.equal(statuses.filter((s) => s === 200).length, 6 - victimPlain);
+    const failures = warnings.filter((w) => w.includes(`endpoint ${victimKey} failed`));
+    assert.equal(failures.length, victimStreams + victimPlain, `one warning per failed request: ${warnings}`);
 
     for (let i = 0; i < 4; i++) {
       const { response } = await client.completions
