@@ -20,11 +20,15 @@ describe("an endpoint killed mid-run", () => {
         spawnSim(["--mode", "echo", "--time-to-first-token", "5ms", "--inter-token-latency", "2ms"]),
       ),
     );
-    router = await routerFor(sims.map((s) => s.url), undefined, {
-      log: (level, message) => {
-        if (level === "warn") warnings.push(message);
+    router = await routerFor(
+      sims.map((s) => s.url),
+      undefined,
+      {
+        log: (level, message) => {
+          if (level === "warn") warnings.push(message);
+        },
       },
-    });
+    );
     client = new OpenAI({ baseURL: `${router.url}/v1`, apiKey: "unused", maxRetries: 0 });
   });
   after(async () => {
