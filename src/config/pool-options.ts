@@ -5,13 +5,10 @@
  */
 import { LlmdError } from "../api/errors.ts";
 import type { Clock } from "../core/clock.ts";
+import type { OperationalLog } from "../core/log.ts";
 import type { PoolOptionsDraft } from "../endpoints/data-layer/index.ts";
 import type { EndpointMetadata } from "../endpoints/endpoint.ts";
-import {
-  DEFAULT_SCRAPE_INTERVAL_MS,
-  type EndpointPoolOptions,
-  type PoolLogger,
-} from "../endpoints/pool-options.ts";
+import { DEFAULT_SCRAPE_INTERVAL_MS, type EndpointPoolOptions } from "../endpoints/pool-options.ts";
 import { fileDiscoverySource } from "../endpoints/sources/file-discovery.ts";
 import type { EndpointSource } from "../endpoints/sources/source.ts";
 import { staticSource } from "../endpoints/sources/static-source.ts";
@@ -28,7 +25,7 @@ export interface PoolOverrides {
   /** `--metrics-staleness-threshold` in ms (default 2000). */
   stalenessThresholdMs?: number;
   clock?: Clock;
-  log?: PoolLogger;
+  log?: OperationalLog;
 }
 
 /**
@@ -59,7 +56,7 @@ export function endpointPoolOptionsFromConfig(
   };
 }
 
-function flagSource(overrides: PoolOverrides, log: PoolLogger | undefined): EndpointSource | undefined {
+function flagSource(overrides: PoolOverrides, log: OperationalLog | undefined): EndpointSource | undefined {
   if (overrides.endpointsFile)
     return fileDiscoverySource({ path: overrides.endpointsFile, ...(log ? { log } : {}) });
   if (overrides.endpoints && overrides.endpoints.length > 0) return staticSource(overrides.endpoints);

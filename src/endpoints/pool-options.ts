@@ -1,11 +1,9 @@
 /** Options of the endpoint pool, with llm-d's defaults. */
 import { type Clock, wallClock } from "../core/clock.ts";
+import { type OperationalLog, stderrLog } from "../core/log.ts";
 import type { MetricsExtractorOptions } from "./engine-configs.ts";
 import type { TlsFiles } from "./http-fetcher.ts";
 import type { EndpointSource } from "./sources/source.ts";
-
-/** Receives the pool's operational log lines (health transitions, discovery problems). */
-export type PoolLogger = (level: "info" | "warn", message: string) => void;
 
 /** Default scrape period in ms (llm-d's `--refresh-metrics-interval`). */
 export const DEFAULT_SCRAPE_INTERVAL_MS = 50;
@@ -40,7 +38,7 @@ export interface EndpointPoolOptions {
   /** Consecutive probe failures that take a ready endpoint out (default 3). */
   unhealthyAfterFailures?: number;
   /** Operational log; defaults to stderr. */
-  log?: PoolLogger;
+  log?: OperationalLog;
 }
 
 /** Options with defaults applied. */
@@ -78,9 +76,4 @@ export function resolvePoolOptions(options: EndpointPoolOptions): ResolvedPoolOp
   }
   if (!(resolved.unhealthyAfterFailures >= 1)) throw new TypeError("unhealthyAfterFailures must be >= 1");
   return resolved;
-}
-
-/** The default operational log: `[llmd <component>] <level>: <message>` lines on stderr. */
-export function stderrLog(component: string): PoolLogger {
-  return (level, message) => process.stderr.write(`[llmd ${component}] ${level}: ${message}\n`);
 }

@@ -8,8 +8,8 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { LlmdError } from "../api/errors.ts";
 import type { Clock } from "../core/clock.ts";
+import type { OperationalLog } from "../core/log.ts";
 import type { Endpoint } from "../endpoints/endpoint.ts";
-import type { PoolLogger } from "../endpoints/pool-options.ts";
 import { UPSTREAM_HEADERS_STATE_KEY } from "../scheduler/framework/data-keys.ts";
 import type {
   RequestScheduler,
@@ -46,7 +46,7 @@ export interface InferenceDeps {
   admission: GatewayAdmission;
   maxBodyBytes: number;
   maxAttempts: number;
-  log: PoolLogger;
+  log: OperationalLog;
 }
 
 const noEndpoints = (model: string) =>

@@ -6,7 +6,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from "node:net";
 import { LlmdError } from "../api/errors.ts";
 import { wallClock } from "../core/clock.ts";
-import { stderrLog } from "../endpoints/pool-options.ts";
+import { stderrLog } from "../core/log.ts";
 import { instrumentParts } from "../scheduler/framework/instrument.ts";
 import { Scheduler } from "../scheduler/framework/scheduler.ts";
 import type { RequestScheduler } from "../scheduler/framework/types.ts";

@@ -1,7 +1,7 @@
 /** What the gateway needs from its collaborators, as narrow structural contracts. */
 import type { Clock } from "../core/clock.ts";
+import type { OperationalLog } from "../core/log.ts";
 import type { Endpoint } from "../endpoints/endpoint.ts";
-import type { PoolLogger } from "../endpoints/pool-options.ts";
 import type { RequestScheduler } from "../scheduler/framework/types.ts";
 import type { AdmissionOptions } from "./admission.ts";
 import type { PoolMetricsView } from "./pool-gauges.ts";
@@ -43,5 +43,5 @@ export interface GatewayOptions {
   /** Flow control or legacy shedding (see admission.ts); absent = admit everything. */
   admission?: AdmissionOptions;
   /** Operational log (upstream failures); defaults to stderr. */
-  log?: PoolLogger;
+  log?: OperationalLog;
 }
