@@ -9,11 +9,9 @@ import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
-import { runLive } from "../../src/bench/live/load-generator.ts";
+import { runLive, scenarioReplay } from "../../src/bench/live/load-generator.ts";
 import { runTenantClients } from "../../src/bench/live/tenant-clients.ts";
 import { loadScenario } from "../../src/bench/scenario.ts";
-import { createWorkload } from "../../src/bench/workloads/index.ts";
-import { SyntheticPromptBuilder } from "../../src/bench/workloads/synthetic-prompt.ts";
 import { parseEndpointList } from "../../src/endpoints/sources/static-source.ts";
 import type { FleetRecord } from "../../src/fleet/request-flow.ts";
 import { tenantReport } from "../../src/fleet/tenant-report.ts";
@@ -62,16 +60,11 @@ describe("llmd bench: the tenant mix through a live router with flow control", (
       objectives,
       log: () => {},
     });
-    const durationMs = scenario.durationS * 1000;
     records = await runLive({
+      ...scenarioReplay(scenario),
       url: router.url,
-      model: scenario.model,
-      workload: createWorkload(scenario.workload, { seed: scenario.seed, durationMs }),
-      prompts: new SyntheticPromptBuilder(),
-      durationMs,
       timeScale: SPEED,
       blockTokens: 16,
-      objectives: scenario.objectives,
     });
   });
   after(async () => {

@@ -7,7 +7,9 @@
 import { Agent } from "undici";
 import { IdealPrefixCache } from "../metrics/ideal-cache.ts";
 import { type FleetRecord, newFleetRecord } from "../../fleet/request-flow.ts";
-import type { SyntheticPromptBuilder } from "../workloads/synthetic-prompt.ts";
+import type { Scenario } from "../scenario.ts";
+import { createWorkload } from "../workloads/index.ts";
+import { SyntheticPromptBuilder } from "../workloads/synthetic-prompt.ts";
 import type { Arrival, Workload, WorkloadRequest } from "../workloads/types.ts";
 import { streamCompletion } from "./stream-request.ts";
 
@@ -30,6 +32,20 @@ export interface LiveRunOptions {
   sends?(request: WorkloadRequest): boolean;
   /** Workload time 0 as a `performance.now()` reading (default: when the run starts). */
   startedAt?: number;
+}
+
+/** What a scenario decides of a live run: its model, workload, prompts, duration and objectives. */
+export function scenarioReplay(
+  scenario: Scenario,
+): Pick<LiveRunOptions, "model" | "workload" | "prompts" | "durationMs" | "objectives"> {
+  const durationMs = scenario.durationS * 1000;
+  return {
+    model: scenario.model,
+    workload: createWorkload(scenario.workload, { seed: scenario.seed, durationMs }),
+    prompts: new SyntheticPromptBuilder(),
+    durationMs,
+    objectives: scenario.objectives,
+  };
 }
 
 /**

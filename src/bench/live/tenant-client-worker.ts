@@ -4,10 +4,8 @@
  */
 import { parentPort, workerData } from "node:worker_threads";
 import { loadScenario } from "../scenario.ts";
-import { createWorkload } from "../workloads/index.ts";
-import { SyntheticPromptBuilder } from "../workloads/synthetic-prompt.ts";
 import type { WorkloadRequest } from "../workloads/types.ts";
-import { runLive } from "./load-generator.ts";
+import { runLive, scenarioReplay } from "./load-generator.ts";
 import type { StartMessage, TenantClientJob, TenantClientMessage } from "./tenant-clients.ts";
 
 const job = workerData as TenantClientJob;
@@ -21,17 +19,12 @@ function tenantOf(request: WorkloadRequest): string {
 }
 
 const scenario = loadScenario(job.scenarioFile, [...job.overrides]);
-const durationMs = scenario.durationS * 1000;
 port.once("message", async ({ epochMs }: StartMessage) => {
   const records = await runLive({
+    ...scenarioReplay(scenario),
     url: job.url,
-    model: scenario.model,
-    workload: createWorkload(scenario.workload, { seed: scenario.seed, durationMs }),
-    prompts: new SyntheticPromptBuilder(),
-    durationMs,
     timeScale: job.timeScale,
     blockTokens: job.blockTokens,
-    objectives: scenario.objectives,
     sends: (request) => tenantOf(request) === job.tenant,
     startedAt: epochMs - performance.timeOrigin,
     onProgress: (elapsedMs, inFlight) => post({ kind: "progress", elapsedMs, inFlight }),

@@ -8,13 +8,11 @@
  */
 import type { Command } from "commander";
 import { SingleBar } from "cli-progress";
-import { runLive } from "../../bench/live/load-generator.ts";
+import { runLive, scenarioReplay } from "../../bench/live/load-generator.ts";
 import { runTenantClients } from "../../bench/live/tenant-clients.ts";
 import { summarize } from "../../bench/metrics/summary.ts";
 import { renderTable } from "../../bench/report/table.ts";
 import { loadScenario, type Scenario } from "../../bench/scenario.ts";
-import { createWorkload } from "../../bench/workloads/index.ts";
-import { SyntheticPromptBuilder } from "../../bench/workloads/synthetic-prompt.ts";
 import {
   formatTenantReport,
   TENANT_TABLE_HEADER,
@@ -75,14 +73,7 @@ export function registerBench(program: Command): void {
       }
       const records = flags.clientPerTenant
         ? await runTenantClients({ ...common, scenarioFile: file, overrides: flags.set, tenants })
-        : await runLive({
-            ...common,
-            model: scenario.model,
-            workload: createWorkload(scenario.workload, { seed: scenario.seed, durationMs }),
-            prompts: new SyntheticPromptBuilder(),
-            durationMs,
-            objectives: scenario.objectives,
-          });
+        : await runLive({ ...common, ...scenarioReplay(scenario) });
       if (!flags.quiet) bar.stop();
       const window = { fromMs: scenario.warmupS * 1000, toMs: durationMs };
       const summary = summarize(records, {
