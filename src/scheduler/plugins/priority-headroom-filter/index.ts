@@ -78,14 +78,13 @@ class PriorityHeadroomFilter implements Filter, PreRequest, ResponseHooks {
   private shielded(ctx: SchedulingContext, endpoints: readonly Endpoint[]): readonly Endpoint[] {
     const cap = this.params.shieldMaxInFlightRequests;
     if (cap === undefined) return endpoints;
+    const highs = endpoints.map((e) => this.highPriorityOn(e));
     const open = endpoints.filter(
-      (e) =>
-        this.highPriorityOn(e) === 0 ||
-        readEndpointLoad(ctx.state, this.loadKey, e.metadata.key).requests < cap,
+      (e, i) => highs[i] === 0 || readEndpointLoad(ctx.state, this.loadKey, e.metadata.key).requests < cap,
     );
     if (open.length > 0) return open;
-    const fewest = Math.min(...endpoints.map((e) => this.highPriorityOn(e)));
-    return endpoints.filter((e) => this.highPriorityOn(e) === fewest);
+    const fewest = Math.min(...highs);
+    return endpoints.filter((_, i) => highs[i] === fewest);
   }
 
   private highPriorityOn(endpoint: Endpoint): number {
