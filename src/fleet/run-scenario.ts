@@ -12,6 +12,7 @@ import { createWorkload } from "../bench/workloads/index.ts";
 import { Rng } from "../bench/workloads/rng.ts";
 import { SyntheticPromptBuilder } from "../bench/workloads/synthetic-prompt.ts";
 import { LlmdError } from "../api/errors.ts";
+import type { PluginRegistry } from "../scheduler/framework/registry.ts";
 import { createFleetAdmission } from "./admission.ts";
 import { type FleetResult, runFleet } from "./simulator.ts";
 
@@ -26,10 +27,14 @@ export interface ScenarioRun {
   fleetKvTokens: number;
 }
 
-/** Runs a scenario; `onProgress` gets simulated ms. */
+/**
+ * Runs a scenario; `onProgress` gets simulated ms; `registry` resolves the router config's plugin
+ * types (default: the built-ins), so plugins of one's own run in the simulator too.
+ */
 export async function runScenario(
   scenario: Scenario,
   onProgress?: (simulatedMs: number) => void,
+  registry?: PluginRegistry,
 ): Promise<ScenarioRun> {
   const profile = parseProfileName(scenario.fleet.profile);
   if (!profile)
@@ -40,6 +45,7 @@ export async function runScenario(
     clock,
     random: () => random.next(),
     allowExperimentalPlugins: true,
+    ...(registry ? { registry } : {}),
   });
   const engineOptions: EngineOptions = { ...scenario.fleet.engine, profile, seed: scenario.seed };
   const probe = createEngine(engineOptions).stats();
