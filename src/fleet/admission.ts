@@ -8,7 +8,7 @@
 import type { Clock } from "../core/clock.ts";
 import type { Endpoint } from "../endpoints/endpoint.ts";
 import type { Plugin, ResponseUsage } from "../scheduler/framework/types.ts";
-import { createFlowController, type FlowControlRuntime } from "../flow-control/build.ts";
+import { createFlowController, createSaturationDetector } from "../flow-control/build.ts";
 import { type FlowControlConfig, flowControlConfigSchema } from "../flow-control/config.ts";
 import { VirtualFlowHost, type VirtualFlowStep } from "../flow-control/host/virtual.ts";
 import type { FlowItem, SaturationDetector } from "../flow-control/types.ts";
@@ -41,13 +41,16 @@ export interface FleetAdmissionOptions {
 
 /** Flow control when the gate is on, else legacy admission (see the module comment). */
 export function createFleetAdmission(options: FleetAdmissionOptions): FleetAdmission {
-  const runtime = createFlowController(options.config ?? flowControlConfigSchema.parse({}), {
+  const config = options.config ?? flowControlConfigSchema.parse({});
+  const env = {
     clock: options.clock,
     tokenizer: defaultTokenizer,
-    lookup: (name) => options.plugins.get(name),
-  });
-  if (options.flowControlGate) return new VirtualFlowHost({ runtime, endpoints: options.endpoints });
-  return new LegacyAdmission(runtime, options.endpoints);
+    lookup: (name: string) => options.plugins.get(name),
+  };
+  if (options.flowControlGate) {
+    return new VirtualFlowHost({ runtime: createFlowController(config, env), endpoints: options.endpoints });
+  }
+  return new LegacyAdmission(createSaturationDetector(config, env), options.endpoints);
 }
 
 const NONE = Object.freeze([]);
@@ -62,14 +65,10 @@ const IDLE: VirtualFlowStep = Object.freeze({
 /** llm-d without flow control: shed priority < 0 while saturated, pass everything else. */
 class LegacyAdmission implements FleetAdmission {
   readonly queued = 0;
-  private readonly detector: SaturationDetector;
-
   constructor(
-    runtime: FlowControlRuntime,
+    private readonly detector: SaturationDetector,
     private readonly endpoints: () => readonly Endpoint[],
-  ) {
-    this.detector = runtime.detector;
-  }
+  ) {}
 
   enqueue(item: FlowItem, at: number): VirtualFlowStep {
     const shed = item.priority < 0 && this.detector.saturation(this.endpoints(), at) >= 1;

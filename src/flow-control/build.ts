@@ -34,17 +34,23 @@ export interface FlowControlRuntime {
   detector: SaturationDetector;
 }
 
+type Resolve = <K extends keyof PolicyKinds>(ref: string, kind: K, field: string) => PolicyKinds[K];
+
 /**
- * Builds the controller for `config`. Throws (a startup error) when a ref names neither a
- * configured plugin nor a built-in type, or names a plugin of the wrong kind.
+ * Resolves `*PluginRef`s: a configured instance, else a default-parameter instance of the built-in
+ * type of that name (one per ref). Throws (a startup error) when a ref names neither, or names a
+ * plugin of the wrong kind.
  */
-export function createFlowController(
-  config: FlowControlConfig,
-  env: Omit<PluginEnvironment, "name">,
-  observer?: FlowObserver,
-): FlowControlRuntime {
+function pluginResolver(env: Omit<PluginEnvironment, "name">): Resolve {
   const defaults = new Map<string, Plugin>();
-  const resolve = <K extends keyof PolicyKinds>(ref: string, kind: K, field: string): PolicyKinds[K] => {
+  const createDefault = (ref: string): Plugin | undefined => {
+    const definition = flowControlPlugins.find((candidate) => candidate.type === ref);
+    if (!definition) return undefined;
+    const plugin = definition.create(definition.parameters.parse(undefined), { ...env, name: ref });
+    defaults.set(ref, plugin);
+    return plugin;
+  };
+  return <K extends keyof PolicyKinds>(ref: string, kind: K, field: string): PolicyKinds[K] => {
     const plugin = env.lookup(ref) ?? defaults.get(ref) ?? createDefault(ref);
     if (!plugin) throw new Error(`flowControl.${field}: no plugin named ${JSON.stringify(ref)}`);
     if ((plugin as { kind?: string }).kind !== kind) {
@@ -54,13 +60,30 @@ export function createFlowController(
     }
     return plugin as PolicyKinds[K];
   };
-  const createDefault = (ref: string): Plugin | undefined => {
-    const definition = flowControlPlugins.find((candidate) => candidate.type === ref);
-    if (!definition) return undefined;
-    const plugin = definition.create(definition.parameters.parse(undefined), { ...env, name: ref });
-    defaults.set(ref, plugin);
-    return plugin;
-  };
+}
+
+function detectorOf(config: FlowControlConfig, resolve: Resolve): SaturationDetector {
+  return resolve(config.saturationDetector.pluginRef, "saturation-detector", "saturationDetector.pluginRef");
+}
+
+/** Only the saturation detector `config` names (llm-d's legacy admission sheds by it). */
+export function createSaturationDetector(
+  config: FlowControlConfig,
+  env: Omit<PluginEnvironment, "name">,
+): SaturationDetector {
+  return detectorOf(config, pluginResolver(env));
+}
+
+/**
+ * Builds the controller for `config`. Throws (a startup error) when a ref names neither a
+ * configured plugin nor a built-in type, or names a plugin of the wrong kind.
+ */
+export function createFlowController(
+  config: FlowControlConfig,
+  env: Omit<PluginEnvironment, "name">,
+  observer?: FlowObserver,
+): FlowControlRuntime {
+  const resolve = pluginResolver(env);
   // Bands for unlisted priorities are created on first use; check their templates' refs now.
   for (const template of [config.defaultPriorityBand, config.defaultNegativePriorityBand]) {
     resolve(template.fairnessPolicyRef, "fairness", "fairnessPolicyRef");
@@ -81,10 +104,5 @@ export function createFlowController(
       evictionOrder: resolve("priority-then-time-eviction-order-policy", "eviction-order", "enableEviction"),
     },
   });
-  const detector = resolve(
-    config.saturationDetector.pluginRef,
-    "saturation-detector",
-    "saturationDetector.pluginRef",
-  );
-  return { controller, detector };
+  return { controller, detector: detectorOf(config, resolve) };
 }

@@ -9,7 +9,7 @@ import type { Registry } from "prom-client";
 import type { LlmdError } from "../api/errors.ts";
 import type { Clock } from "../core/clock.ts";
 import type { Endpoint } from "../endpoints/endpoint.ts";
-import { createFlowController } from "../flow-control/build.ts";
+import { createSaturationDetector } from "../flow-control/build.ts";
 import { type FlowControlConfig, flowControlConfigSchema } from "../flow-control/config.ts";
 import { createGatewayFlowControl } from "../flow-control/host/compose.ts";
 import type { EvictHandler, FlowGate } from "../flow-control/host/gate.ts";
@@ -97,7 +97,7 @@ export function createAdmission(
     });
     return new GatedAdmission(gate, identity, admitters, context);
   }
-  const { detector } = createFlowController(config, {
+  const detector = createSaturationDetector(config, {
     clock: context.clock,
     tokenizer: defaultTokenizer,
     lookup: (name) => plugins.get(name),
