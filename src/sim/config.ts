@@ -114,6 +114,7 @@ export const simConfigSchema = z
     "failure-injection-rate": z.coerce.number().min(0).max(100).default(0),
     "failure-types": z.array(z.enum(FAILURE_TYPES)).default([...FAILURE_TYPES]),
     "max-body-bytes": int(1).default(16 * 1024 * 1024),
+    "stream-interval": int(1).default(1),
     ...Object.fromEntries(IGNORED_KEYS.map((k) => [k, z.unknown().optional()])),
   })
   .strict();

@@ -44,7 +44,9 @@ const ROUTES = new Map<string, { method: string; handler: Handler }>(
 /** Starts a simulator on `config.host:config.port` (port 0 = any free port). */
 export async function startSimServer(config: SimConfig): Promise<SimServer> {
   const context = createSimContext(config);
-  const server = createServer((req, res) => route(context, req, res));
+  // Idle keep-alive connections live 65 s (Node's default is 5 s): a router reusing a connection just
+  // as the server closes it sees "other side closed" before any response, a spurious 502.
+  const server = createServer({ keepAliveTimeout: 65_000 }, (req, res) => route(context, req, res));
   server.on("clientError", (_err, socket) => {
     if (socket.writable) socket.end("HTTP/1.1 400 Bad Request\r\nconnection: close\r\n\r\n");
     else socket.destroy();

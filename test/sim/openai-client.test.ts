@@ -2,6 +2,7 @@
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { once } from "node:events";
+import { Agent, get, type IncomingMessage } from "node:http";
 import { after, before, describe, test } from "node:test";
 import OpenAI from "openai";
 import type { SimServer } from "../../src/sim/server.ts";
@@ -93,6 +94,14 @@ describe("openai client against startSimServer", () => {
     assert.deepEqual(ids, [MODEL, "alias"]);
   });
 
+  test("keeps idle connections for 65 s, so a reusing router does not race the server's close", async () => {
+    const res = await new Promise<IncomingMessage>((resolve, reject) =>
+      get(`${sim.url}/health`, { agent: new Agent({ keepAlive: true }) }, resolve).on("error", reject),
+    );
+    res.resume();
+    assert.equal(res.headers["keep-alive"], "timeout=65");
+  });
+
   test("errors surface as the client's typed errors", async () => {
     await assert.rejects(
       client.chat.completions.create({ model: "nope", messages: [] }),
@@ -119,6 +128,8 @@ test("the real CLI process serves the openai client", async () => {
     "5ms",
     "--speed",
     "5",
+    "--stream-interval",
+    "4",
   ];
   const child = spawn(process.execPath, [...args, ...flags], { stdio: ["ignore", "pipe", "inherit"] });
   try {
@@ -141,6 +152,22 @@ test("the real CLI process serves the openai client", async () => {
     assert.equal(res.usage!.completion_tokens, 8);
     assert.equal(res.choices[0]!.text.length, 32);
     assert.equal(res.choices[0]!.finish_reason, "length");
+    // --stream-interval 4: the first token at once, then every 4 tokens, then the rest at the end.
+    const stream = await client.completions.create({
+      model: MODEL,
+      prompt: "hi there",
+      max_tokens: 10,
+      ignore_eos: true,
+      stream: true,
+    } as OpenAI.CompletionCreateParamsStreaming);
+    const chunkTokens: number[] = [];
+    let finish: string | null = null;
+    for await (const chunk of stream) {
+      chunkTokens.push(chunk.choices[0]!.text.length / 4);
+      finish = chunk.choices[0]!.finish_reason ?? finish;
+    }
+    assert.deepEqual(chunkTokens, [1, 4, 4, 1]);
+    assert.equal(finish, "length");
   } finally {
     child.kill("SIGTERM");
     await once(child, "exit");

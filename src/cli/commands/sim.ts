@@ -46,6 +46,10 @@ const FLAGS: [flags: string, description: string][] = [
   ["--failure-injection-rate <pct>", "percent of requests that fail (0-100, default 0)"],
   ["--failure-types <types...>", `failure kinds to inject: ${FAILURE_TYPES.join(", ")}`],
   ["--max-body-bytes <n>", "largest request body; bigger gets 413 (default 16777216)"],
+  [
+    "--stream-interval <n>",
+    "stream every n tokens (the first token and the last chunk at once), as vLLM's (default 1)",
+  ],
 ];
 
 /** Registers `llmd sim`. */

@@ -14,6 +14,7 @@ interface UpFlags extends IdentityFlags {
   profile: string;
   model: string;
   speed: string;
+  streamInterval: string;
   port: string;
   simBasePort: string;
   config?: string;
@@ -36,6 +37,8 @@ async function up(flags: UpFlags): Promise<void> {
       flags.profile,
       "--speed",
       flags.speed,
+      "--stream-interval",
+      flags.streamInterval,
       "--host",
       "127.0.0.1",
     ],
@@ -71,6 +74,7 @@ export function registerUp(program: Command): void {
     .option("--profile <name>", "simulator timing profile", "h200-llama3-8b")
     .option("--model <name>", "model the simulators serve", "meta-llama/Llama-3.1-8B-Instruct")
     .option("--speed <x>", "simulated time runs x times faster than wall time", "1")
+    .option("--stream-interval <n>", "simulators stream every n tokens (vLLM's --stream-interval)", "1")
     .option("--port <n>", "router port (0 = any free port)", "8080")
     .option("--sim-base-port <n>", "first simulator port (replica i on base+i); 0 = any free ports", "8001")
     .option("--config <file>", "EndpointPickerConfig YAML (default: prefix-aware + load-aware)")

@@ -27,6 +27,8 @@ export class GenerationRun implements OutputSink {
   private readonly arrivalMs: number;
   private lastTokenMs = 0;
   private generated = 0;
+  /** Output tokens already sent as SSE chunks. */
+  private streamed = 0;
   private cachedTokens = 0;
   private firstSeen = false;
   private done = false;
@@ -67,12 +69,25 @@ export class GenerationRun implements OutputSink {
   onOutput(out: StepOutput, atMs: number): void {
     this.generated = out.generated;
     if (out.newTokens > 0) this.recordLatency(out, atMs);
-    if (this.job.request.stream && (out.newTokens > 0 || out.finished)) {
-      const text = tokensText(this.job.output, out.generated - out.newTokens, out.generated);
-      const finish = out.finished ? this.job.output.finishReason : null;
-      writeSse(this.res, this.format.chunk(this.head, text, finish, out.generated === out.newTokens));
-    }
+    if (this.job.request.stream && this.chunkDue(out)) this.streamChunk(out);
     if (out.finished) this.finish(out.generated, atMs);
+  }
+
+  /**
+   * vLLM's `--stream-interval`: a chunk goes out with the first token, once `stream-interval` tokens
+   * have gathered since the last one, and when the request finishes.
+   */
+  private chunkDue(out: StepOutput): boolean {
+    if (out.finished) return true;
+    const pending = out.generated - this.streamed;
+    return pending > 0 && (this.streamed === 0 || pending >= this.ctx.config["stream-interval"]);
+  }
+
+  private streamChunk(out: StepOutput): void {
+    const text = tokensText(this.job.output, this.streamed, out.generated);
+    const finish = out.finished ? this.job.output.finishReason : null;
+    writeSse(this.res, this.format.chunk(this.head, text, finish, this.streamed === 0));
+    this.streamed = out.generated;
   }
 
   private recordLatency(out: StepOutput, atMs: number): void {
