@@ -6,6 +6,7 @@
  * their identity headers; when any names an objective (the `tenants` workload) it also prints the
  * per-tenant outcome table of the flow-control experiments (src/fleet/flow-experiments.ts).
  */
+import { writeFileSync } from "node:fs";
 import type { Command } from "commander";
 import { SingleBar } from "cli-progress";
 import { runLive, scenarioReplay } from "../../bench/live/load-generator.ts";
@@ -26,6 +27,7 @@ interface BenchFlags {
   timeScale: string;
   blockSize: string;
   json?: string;
+  records?: string;
   quiet?: boolean;
   label?: string;
   clientPerTenant?: boolean;
@@ -46,6 +48,7 @@ export function registerBench(program: Command): void {
     .option("--time-scale <x>", "run workload time x times faster than wall time", "1")
     .option("--block-size <n>", "server KV block size for the ideal ceiling", "16")
     .option("--json <file>", "write the summary as JSON")
+    .option("--records <file>", "write every request's record as JSON Lines (times in workload ms)")
     .option("--quiet", "no progress bar")
     .option("--label <name>", "first column of the per-tenant table (default: the scenario's name)")
     .option(
@@ -90,9 +93,9 @@ export function registerBench(program: Command): void {
       const unanswered = countBy(records.filter((r) => r.outcome === undefined).map((r) => r.error ?? "?"));
       if (unanswered) console.log(`no answer (lost), by transport error: ${unanswered}`);
       if (flags.json) {
-        const { writeFileSync } = await import("node:fs");
         writeFileSync(flags.json, `${JSON.stringify({ ...summary, tenants: byTenant }, null, 2)}\n`);
       }
+      if (flags.records) writeFileSync(flags.records, records.map((r) => `${JSON.stringify(r)}\n`).join(""));
     });
 }
 

@@ -1,0 +1,57 @@
+/**
+ * The `llmd bench` command as a user runs it (a real process) against a real simulator on loopback:
+ * a short tenant mix, with `--json` and `--records` files checked against what it printed.
+ */
+import assert from "node:assert/strict";
+import { execFile } from "node:child_process";
+import { mkdtempSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { after, before, describe, it } from "node:test";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
+import { loadScenario } from "../../src/bench/scenario.ts";
+import type { SimServer } from "../../src/sim/server.ts";
+import { startTestSim } from "../sim/helpers.ts";
+
+const root = join(dirname(fileURLToPath(import.meta.url)), "../..");
+const scenarioFile = join(root, "examples/scenarios/tenants/tenants.yaml");
+const overrides = ["durationS=3", "warmupS=0", "workload.load=0.1", "workload.burstSize=5"];
+
+describe("llmd bench CLI: per-request records", () => {
+  let sim: SimServer;
+  let stdout = "";
+  const out = mkdtempSync(join(tmpdir(), "llmd-bench-"));
+  const recordsFile = join(out, "records.jsonl");
+  const jsonFile = join(out, "summary.json");
+
+  before(async () => {
+    sim = await startTestSim({ model: loadScenario(scenarioFile, overrides).model });
+    const args = ["--import", "tsx", "src/cli/main.ts", "bench", "--url", sim.url, scenarioFile];
+    const flags = [...overrides.flatMap((o) => ["--set", o]), "--quiet", "--label", "cli"];
+    const run = await promisify(execFile)(
+      process.execPath,
+      [...args, ...flags, "--records", recordsFile, "--json", jsonFile],
+      { cwd: root },
+    );
+    stdout = run.stdout;
+  });
+  after(() => sim.close());
+
+  it("writes one JSON line per request, each served with ordered times", () => {
+    const records = readFileSync(recordsFile, "utf8")
+      .trimEnd()
+      .split("\n")
+      .map((line) => JSON.parse(line));
+    const summary = JSON.parse(readFileSync(jsonFile, "utf8"));
+    assert.ok(records.length > 3, `only ${records.length} records`);
+    assert.equal(records.length, summary.requests);
+    for (const r of records) {
+      assert.ok(["chat", "agents", "batch"].includes(r.tenant), r.tenant);
+      assert.equal(r.outcome, "served", JSON.stringify(r));
+      assert.ok(r.arrivalMs <= r.firstTokenMs && r.firstTokenMs <= r.endMs, JSON.stringify(r));
+    }
+    const chat = records.filter((r) => r.tenant === "chat").length;
+    assert.match(stdout, new RegExp(`^cli\\s+0\\.1 chat\\s+100\\s+${chat}\\s+${chat}\\s`, "m"));
+  });
+});
