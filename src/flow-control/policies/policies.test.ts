@@ -197,6 +197,8 @@ describe("saturation detectors", () => {
     ];
     assert.equal(util.saturation(fresh, 150), 0.75);
     assert.equal(util.saturation(fresh, 400), 1, "stale metrics");
+    const buried = endpoint("d", { waitingQueueSize: 20, dispatchedSinceScrape: 5, updatedAtMs: 100 });
+    assert.equal(util.saturation([buried], 400), 5, "stale never reads lighter than the last scrape");
     assert.equal(util.saturation([endpoint("n", { updatedAtMs: 0 })], 0), 1, "never scraped");
     assert.equal(util.saturation([], 0), 1, "empty pool");
     const burst = [endpoint("c", { waitingQueueSize: 1, dispatchedSinceScrape: 4, updatedAtMs: 100 })];

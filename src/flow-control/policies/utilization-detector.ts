@@ -1,7 +1,7 @@
 /**
  * `utilization-detector` (default saturation detector): endpoint score = max(queue/queueThreshold,
  * kv/kvThreshold); pool saturation = unweighted mean over endpoints. Stale or never-scraped metrics
- * count as 1.0 (fail closed), and an empty pool is 1.0. Queue depth includes requests the router
+ * count as at least 1.0 (fail closed; see `endpointUtilization`), and an empty pool is 1.0. Queue depth includes requests the router
  * dispatched since the last scrape, so a burst does not overshoot between scrapes.
  */
 import type { Endpoint } from "../../endpoints/endpoint.ts";
@@ -23,7 +23,10 @@ function isStale(endpoint: Endpoint, now: number, stalenessMs: number): boolean 
 }
 
 /**
- * Utilization score of one endpoint (≥ 0; 1 = at threshold; stale = 1). Shared with the
+ * Utilization score of one endpoint (≥ 0; 1 = at threshold). Stale metrics score at least 1, and
+ * never less than the last reading plus what was dispatched since: a buried model server whose
+ * scrapes run late must not look lighter (llm-d scores it exactly 1, which on a loaded host let a
+ * late scrape open the gate and ~90 requests pile onto one replica within a second). Shared with the
  * probabilistic admitter so both read load the same way.
  */
 export function endpointUtilization(
@@ -31,12 +34,12 @@ export function endpointUtilization(
   now: number,
   params: Omit<UtilizationDetectorParams, "headroom">,
 ): number {
-  if (isStale(endpoint, now, params.metricsStalenessThreshold)) return 1;
   const queue = endpoint.metrics.waitingQueueSize + endpoint.metrics.dispatchedSinceScrape;
-  return Math.max(
+  const score = Math.max(
     queue / params.queueDepthThreshold,
     endpoint.metrics.kvCacheUsagePercent / params.kvCacheUtilThreshold,
   );
+  return isStale(endpoint, now, params.metricsStalenessThreshold) ? Math.max(1, score) : score;
 }
 
 /** Mean utilization over `endpoints` (1 when empty). */
