@@ -23,6 +23,8 @@ export interface FlowStatsSource {
   stats(): FlowControlStats;
   /** Current pool saturation; absent = the last value dispatch used (stale while idle). */
   saturation?(): number;
+  /** Endpoints the detector reads as stale now; absent = 0. */
+  staleEndpoints?(): number;
 }
 
 /** Fairness-id label given to flows past the cardinality cap. */
@@ -136,6 +138,15 @@ export class FlowControlMetrics implements FlowObserver {
         const source = metrics.source;
         const saturation = source?.saturation ? source.saturation() : (source?.stats().saturation ?? 0);
         this.set({ inference_pool: metrics.pool }, saturation);
+      },
+    });
+    new Gauge({
+      name: name("stale_endpoints"),
+      help: "Endpoints whose metrics the saturation detector reads as stale (scored as saturated)",
+      labelNames: ["inference_pool"],
+      registers,
+      collect() {
+        this.set({ inference_pool: metrics.pool }, metrics.source?.staleEndpoints?.() ?? 0);
       },
     });
   }

@@ -103,6 +103,8 @@ export interface SaturationDetector extends Plugin {
   saturation(endpoints: readonly Endpoint[], now: number): number;
   /** Whether one endpoint is past its limit (with headroom), for a saturation filter. */
   endpointSaturated(endpoint: Endpoint, now: number): boolean;
+  /** How many of `endpoints` it reads as stale (fail closed); absent for detectors without metrics. */
+  staleEndpoints?(endpoints: readonly Endpoint[], now: number): number;
 }
 
 /** Inputs of one ceiling computation. */

@@ -50,6 +50,7 @@ export function createGatewayFlowControl(options: GatewayFlowControlOptions): Ga
   metrics.bind({
     stats: () => runtime.controller.stats(),
     saturation: () => runtime.detector.saturation(options.pool.candidates(), clock.now()),
+    staleEndpoints: () => runtime.detector.staleEndpoints?.(options.pool.candidates(), clock.now()) ?? 0,
   });
   const gate = new FlowGate({
     runtime,

@@ -64,6 +64,8 @@ export function utilizationDetector(
     name,
     kind: "saturation-detector",
     saturation: (endpoints, now) => poolUtilization(endpoints, now, params),
+    staleEndpoints: (endpoints, now) =>
+      endpoints.filter((e) => isStale(e, now, params.metricsStalenessThreshold)).length,
     endpointSaturated(endpoint, now) {
       if (isStale(endpoint, now, params.metricsStalenessThreshold)) return true;
       const limit = 1 + params.headroom;

@@ -6,10 +6,11 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { Registry } from "prom-client";
 import { LlmdError } from "../../../src/api/errors.ts";
+import { ManualClock } from "../../../src/core/clock.ts";
 import { loadConfig } from "../../../src/config/index.ts";
 import { createGatewayFlowControl } from "../../../src/flow-control/host/compose.ts";
 import type { ConcurrencyDetector } from "../../../src/flow-control/policies/concurrency-detector.ts";
-import { item } from "../../../src/flow-control/test-helpers.ts";
+import { endpoint, item } from "../../../src/flow-control/test-helpers.ts";
 import { FakePool } from "./fixtures.ts";
 
 const CONFIG = `
@@ -28,6 +29,11 @@ schedulingProfiles:
 flowControl:
   saturationDetector: {pluginRef: limit}
   defaultRequestTTL: 20ms
+`;
+
+/** The same config with a `utilization-detector` named `limit` (metrics stale after 200 ms). */
+const UTILIZATION = `- type: utilization-detector
+  name: limit
 `;
 
 describe("createGatewayFlowControl", () => {
@@ -62,5 +68,24 @@ describe("createGatewayFlowControl", () => {
       /llm_d_epp_flow_control_pool_saturation\{inference_pool="p"\} 0\n/,
       "read fresh, not the last dispatch's",
     );
+  });
+
+  it("exports how many endpoints the utilization detector reads as stale", async () => {
+    const config = loadConfig(
+      CONFIG.replace(/- type: concurrency-detector[\s\S]*?requests\}\n/, UTILIZATION),
+    );
+    const registry = new Registry();
+    const pool = new FakePool();
+    const clock = new ManualClock(10_000);
+    pool.endpoints = [
+      endpoint("fresh", { updatedAtMs: 10_000 }),
+      endpoint("late", { updatedAtMs: 5000, waitingQueueSize: 40 }),
+    ];
+    const { plugins } = config;
+    createGatewayFlowControl({ config: config.flowControl!, plugins, pool, registry, clock });
+    const text = await registry.metrics();
+    assert.match(text, /llm_d_epp_flow_control_stale_endpoints\{inference_pool="default"\} 1\n/);
+    // The late replica's last reading (40 waiting / threshold 5 = 8) holds: mean (0 + 8) / 2.
+    assert.match(text, /llm_d_epp_flow_control_pool_saturation\{inference_pool="default"\} 4\n/);
   });
 });
