@@ -21,10 +21,24 @@ async function running(pid: number): Promise<boolean> {
 }
 
 /** Starts `llmd up` with `replicas` simulators; resolves with the router URL and the sims' pids. */
-async function startUp(replicas: number): Promise<{ up: ChildProcess; url: string; children: number[] }> {
+async function startUp(
+  replicas: number,
+  flags: string[] = [],
+): Promise<{ up: ChildProcess; url: string; children: number[] }> {
   const up = spawn(
     process.execPath,
-    [CLI_BIN, "up", "--replicas", String(replicas), "--port", "0", "--sim-base-port", "0", "--speed", "50"],
+    [
+      CLI_BIN,
+      "up",
+      "--replicas",
+      String(replicas),
+      "--port",
+      "0",
+      "--sim-base-port",
+      "0",
+      "--speed",
+      "50",
+    ].concat(flags),
     { stdio: ["ignore", "pipe", "inherit"] },
   );
   let out = "";
@@ -42,7 +56,7 @@ async function startUp(replicas: number): Promise<{ up: ChildProcess; url: strin
 
 describe("llmd up", () => {
   it("starts replicas and the router, serves a request, and SIGTERM stops every child", async () => {
-    const { up, url, children } = await startUp(2);
+    const { up, url, children } = await startUp(2, ["--stream-interval", "4"]);
     const response = await fetch(`${url}/v1/chat/completions`, {
       method: "POST",
       headers: { "content-type": "application/json" },
@@ -54,6 +68,20 @@ describe("llmd up", () => {
     });
     assert.equal(response.status, 200);
     assert.match(response.headers.get("x-llmd-endpoint") ?? "", /127\.0\.0\.1:\d+/);
+    // --stream-interval 4 reaches the simulators: 9 tokens stream as 1 + 4 + 4.
+    const stream = await fetch(`${url}/v1/completions`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({
+        model: "meta-llama/Llama-3.1-8B-Instruct",
+        prompt: "hi",
+        max_tokens: 9,
+        ignore_eos: true,
+        stream: true,
+      }),
+    });
+    const events = (await stream.text()).split("\n\n").filter((e) => e.startsWith("data: {"));
+    assert.equal(events.length, 3, events.join("\n"));
 
     up.kill("SIGTERM");
     const [code] = await once(up, "exit");
