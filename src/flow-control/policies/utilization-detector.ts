@@ -1,8 +1,9 @@
 /**
  * `utilization-detector` (default saturation detector): endpoint score = max(queue/queueThreshold,
  * kv/kvThreshold); pool saturation = unweighted mean over endpoints. Stale or never-scraped metrics
- * count as at least 1.0 (fail closed; see `endpointUtilization`), and an empty pool is 1.0. Queue depth includes requests the router
- * dispatched since the last scrape, so a burst does not overshoot between scrapes.
+ * count as at least 1.0 (fail closed; see `endpointUtilization`), and an empty pool is 1.0. Queue
+ * depth includes requests the router dispatched since the last scrape, so a burst does not
+ * overshoot between scrapes.
  */
 import type { Endpoint } from "../../endpoints/endpoint.ts";
 import type { SaturationDetector } from "../types.ts";
