@@ -11,6 +11,7 @@ import { flowOutcomeError } from "../flow-control/outcome-errors.ts";
 import type { ResponseUsage, TerminationCause } from "../scheduler/framework/types.ts";
 import { clientResponseHeaders } from "./headers.ts";
 import { endStreamWithError, sendError, upstreamFailure } from "./respond.ts";
+import type { Flushable, StreamFlusher } from "./stream-flusher.ts";
 import { BodyTail, findUsage } from "./usage.ts";
 
 /** What one attempt produced. */
@@ -44,7 +45,12 @@ export interface ForwardRequest {
    * answers the client: as an error body, or as an SSE error event once a stream started.
    */
   signal?: AbortSignal | undefined;
+  /** Coalesces a stream's chunks after the first (the gateway's `streamFlushMs`); absent = write through. */
+  flusher?: StreamFlusher | undefined;
 }
+
+/** Coalesced stream bytes that are written at once rather than at the flusher's next tick. */
+const MAX_PENDING_BYTES = 64 * 1024;
 
 /** Largest non-streaming upstream body the gateway buffers (64 MiB). */
 const MAX_BUFFERED_BYTES = 64 * 1024 * 1024;
@@ -79,7 +85,7 @@ export function forward(
   });
 }
 
-class ForwardHandler implements Dispatcher.DispatchHandler {
+class ForwardHandler implements Dispatcher.DispatchHandler, Flushable {
   private controller: Dispatcher.DispatchController | undefined;
   private clientGone = false;
   private status = 0;
@@ -88,6 +94,9 @@ class ForwardHandler implements Dispatcher.DispatchHandler {
   /** Set for streams (SSE), which keep only their tail for usage; JSON bodies are buffered whole. */
   private tail: BodyTail | undefined;
   private buffered: Buffer[] = [];
+  /** Stream chunks waiting for the flusher's next tick (`ForwardRequest.flusher`). */
+  private pending: Buffer[] = [];
+  private pendingBytes = 0;
   private readonly onClientClose = (): void => {
     if (this.res.writableFinished) return;
     this.clientGone = true;
@@ -155,16 +164,40 @@ class ForwardHandler implements Dispatcher.DispatchHandler {
     }
     this.tail.push(chunk);
     if (this.res.destroyed) return;
-    if (!this.res.write(chunk)) {
-      controller.pause();
-      this.res.once("drain", this.resumeUpstream);
+    const flusher = this.req.flusher;
+    // The first chunk (the first token) always goes out at once.
+    if (!flusher || this.receivedBytes === chunk.length) {
+      this.writeToClient(chunk);
+      return;
     }
+    this.pending.push(chunk);
+    this.pendingBytes += chunk.length;
+    if (this.pendingBytes >= MAX_PENDING_BYTES) this.flush();
+    else flusher.schedule(this);
+  }
+
+  /** Writes the coalesced chunks as one (StreamFlusher's tick, a full buffer, or the end). */
+  flush(): void {
+    this.req.flusher?.cancel(this);
+    if (this.pending.length === 0) return;
+    const chunk = this.pending.length === 1 ? (this.pending[0] as Buffer) : Buffer.concat(this.pending);
+    this.pending = [];
+    this.pendingBytes = 0;
+    if (!this.res.destroyed) this.writeToClient(chunk);
+  }
+
+  /** Writes to the client; a full socket pauses the upstream until it drains. */
+  private writeToClient(chunk: Buffer): void {
+    if (this.res.write(chunk)) return;
+    this.controller?.pause();
+    this.res.once("drain", this.resumeUpstream);
   }
 
   onResponseEnd(): void {
     let usage: ResponseUsage | undefined;
     if (this.tail) {
       usage = findUsage(this.tail.buffer());
+      this.flush();
       this.res.end();
     } else {
       const body = this.buffered.length === 1 ? (this.buffered[0] as Buffer) : Buffer.concat(this.buffered);
@@ -191,8 +224,10 @@ class ForwardHandler implements Dispatcher.DispatchHandler {
     }
     const timeout = TIMEOUT_CODES.has(code);
     const failure = upstreamFailure(`endpoint ${this.req.endpointKey} failed: ${error.message}`, timeout);
-    if (this.tail) endStreamWithError(this.res, failure);
-    else sendError(this.res, failure, { "x-llmd-endpoint": this.req.endpointKey });
+    if (this.tail) {
+      this.flush();
+      endStreamWithError(this.res, failure);
+    } else sendError(this.res, failure, { "x-llmd-endpoint": this.req.endpointKey });
     this.finish({
       kind: "done",
       cause: timeout ? "timeout" : "error",
@@ -204,8 +239,10 @@ class ForwardHandler implements Dispatcher.DispatchHandler {
 
   /** Eviction: an error body, or an SSE error event when the stream already started. */
   private answerEvicted(error: LlmdError): void {
-    if (this.tail) endStreamWithError(this.res, error);
-    else sendError(this.res, error, { "x-llmd-endpoint": this.req.endpointKey });
+    if (this.tail) {
+      this.flush();
+      endStreamWithError(this.res, error);
+    } else sendError(this.res, error, { "x-llmd-endpoint": this.req.endpointKey });
     this.finish({ kind: "done", cause: "evicted", status: error.status, usage: undefined });
   }
 
@@ -219,6 +256,7 @@ class ForwardHandler implements Dispatcher.DispatchHandler {
   }
 
   private finish(outcome: ForwardOutcome): void {
+    this.req.flusher?.cancel(this);
     this.res.off("close", this.onClientClose);
     this.res.off("drain", this.resumeUpstream);
     this.req.signal?.removeEventListener("abort", this.onEvict);

@@ -31,6 +31,7 @@ import {
   resolveFairnessId,
 } from "./parse-request.ts";
 import { sendError } from "./respond.ts";
+import type { StreamFlusher } from "./stream-flusher.ts";
 import type { GatewayPool } from "./types.ts";
 import type { Upstreams } from "./upstreams.ts";
 
@@ -47,6 +48,8 @@ export interface InferenceDeps {
   maxBodyBytes: number;
   maxAttempts: number;
   log: OperationalLog;
+  /** Present when `streamFlushMs` > 0: coalesces streamed chunks after the first. */
+  flusher: StreamFlusher | undefined;
 }
 
 const noEndpoints = (model: string) =>
@@ -225,6 +228,7 @@ class RequestFlow {
           },
           responseHeaders: stateHeaders(ctx, RESPONSE_HEADERS_STATE_KEY),
           signal: this.eviction?.signal,
+          flusher: this.deps.flusher,
         },
         this.res,
       );

@@ -11,7 +11,7 @@ import { DEFAULT_MAX_BODY_BYTES } from "../../gateway/body.ts";
 import { type Router, startRouter } from "../../gateway/router.ts";
 
 /** Parsed `llmd router` flags. */
-interface RouterFlags extends IdentityFlags {
+interface RouterFlags extends GatewayFlags {
   config?: string;
   endpoints?: string;
   endpointsFile?: string;
@@ -21,26 +21,37 @@ interface RouterFlags extends IdentityFlags {
   maxBodyBytes: string;
 }
 
-/** Identity flags shared by `llmd router` and `llmd up`. */
-export interface IdentityFlags {
+/** Gateway flags shared by `llmd router` and `llmd up`. */
+export interface GatewayFlags {
   objectives?: string;
   tenants?: string;
+  streamFlushMs: string;
 }
 
-/** Router options from `--objectives` (InferenceObjective YAML) and `--tenants` (tenant map YAML). */
-export function identityOptions(flags: IdentityFlags): {
+/**
+ * Router options from `--objectives` (InferenceObjective YAML), `--tenants` (tenant map YAML) and
+ * `--stream-flush-ms`.
+ */
+export function gatewayOptions(flags: GatewayFlags): {
   objectives?: ReadonlyMap<string, number>;
   tenants?: TenantMap;
+  streamFlushMs: number;
 } {
   return {
     ...(flags.objectives ? { objectives: parseObjectives(readFileSync(flags.objectives, "utf8")) } : {}),
     ...(flags.tenants ? { tenants: TenantMap.parse(readFileSync(flags.tenants, "utf8")) } : {}),
+    streamFlushMs: Number(flags.streamFlushMs),
   };
 }
 
-/** Adds `--objectives` and `--tenants` to a command. */
-export function withIdentityFlags(command: Command): Command {
+/** Adds `--objectives`, `--tenants` and `--stream-flush-ms` to a command. */
+export function withGatewayFlags(command: Command): Command {
   return command
+    .option(
+      "--stream-flush-ms <ms>",
+      "after a stream's first token, relay its chunks at most every ms, coalesced (0 = as they arrive)",
+      "0",
+    )
     .option(
       "--objectives <file>",
       "InferenceObjective YAML (llm-d.ai/v1alpha2): x-llm-d-inference-objective name → priority",
@@ -84,7 +95,7 @@ export function registerRouter(program: Command): void {
     .option("--host <addr>", "address to bind", "0.0.0.0")
     .option("--allow-experimental-plugins", "allow alpha plugins in the config")
     .option("--max-body-bytes <n>", "largest request body; bigger gets 413", String(DEFAULT_MAX_BODY_BYTES));
-  withIdentityFlags(command).action(async (flags: RouterFlags) => {
+  withGatewayFlags(command).action(async (flags: RouterFlags) => {
     const endpoints = flags.endpoints ? parseEndpointList(flags.endpoints) : endpointsFromEnv();
     const router = await startRouter({
       ...(flags.config ? { config: { path: flags.config } } : {}),
@@ -94,7 +105,7 @@ export function registerRouter(program: Command): void {
       host: flags.host,
       allowExperimentalPlugins: flags.allowExperimentalPlugins === true,
       maxBodyBytes: Number(flags.maxBodyBytes),
-      ...identityOptions(flags),
+      ...gatewayOptions(flags),
     });
     process.stdout.write(`llmd router listening on http://127.0.0.1:${router.port}\n`);
     stopOnSignals(router);

@@ -6,10 +6,10 @@ import type { Command } from "commander";
 import { parseEndpointList } from "../../endpoints/sources/static-source.ts";
 import { startRouter } from "../../gateway/router.ts";
 import { startSimReplicas } from "../../gateway/sim-replicas.ts";
-import { type IdentityFlags, identityOptions, stopOnSignals, withIdentityFlags } from "./router.ts";
+import { type GatewayFlags, gatewayOptions, stopOnSignals, withGatewayFlags } from "./router.ts";
 
 /** Parsed `llmd up` flags. */
-interface UpFlags extends IdentityFlags {
+interface UpFlags extends GatewayFlags {
   replicas: string;
   profile: string;
   model: string;
@@ -51,7 +51,7 @@ async function up(flags: UpFlags): Promise<void> {
       port: Number(flags.port),
       host: "0.0.0.0",
       allowExperimentalPlugins: flags.allowExperimentalPlugins === true,
-      ...identityOptions(flags),
+      ...gatewayOptions(flags),
     });
   } catch (err) {
     await sims.stop();
@@ -79,5 +79,5 @@ export function registerUp(program: Command): void {
     .option("--sim-base-port <n>", "first simulator port (replica i on base+i); 0 = any free ports", "8001")
     .option("--config <file>", "EndpointPickerConfig YAML (default: prefix-aware + load-aware)")
     .option("--allow-experimental-plugins", "allow alpha plugins in the config");
-  withIdentityFlags(command).action(up);
+  withGatewayFlags(command).action(up);
 }

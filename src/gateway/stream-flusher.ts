@@ -1,0 +1,38 @@
+/**
+ * One shared timer that flushes coalesced streams: a stream with chunks waiting asks for the next
+ * flush, and every waiting stream is flushed together once per `intervalMs`. A stream that gets one
+ * token per engine step then costs the router one socket write (and the client one HTTP chunk) per
+ * interval instead of one per token. Streams keep their own pending bytes (src/gateway/forward.ts).
+ */
+
+/** A stream with chunks waiting to be written. */
+export interface Flushable {
+  flush(): void;
+}
+
+/** Flushes every scheduled stream once per interval; armed only while one waits. */
+export class StreamFlusher {
+  private readonly waiting = new Set<Flushable>();
+  private timer: NodeJS.Timeout | undefined;
+
+  /** @param intervalMs flush period in ms (> 0). */
+  constructor(readonly intervalMs: number) {}
+
+  /** `stream` is flushed at the next tick (once, however often it asks). */
+  schedule(stream: Flushable): void {
+    this.waiting.add(stream);
+    this.timer ??= setTimeout(this.flushAll, this.intervalMs);
+  }
+
+  /** `stream` ended or flushed itself: no flush for it at the next tick. */
+  cancel(stream: Flushable): void {
+    this.waiting.delete(stream);
+  }
+
+  private readonly flushAll = (): void => {
+    this.timer = undefined;
+    const streams = [...this.waiting];
+    this.waiting.clear();
+    for (const stream of streams) stream.flush();
+  };
+}
