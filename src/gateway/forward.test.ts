@@ -6,6 +6,7 @@ import { connect } from "node:net";
 import { after, describe, it } from "node:test";
 import { Pool } from "undici";
 import { type ForwardOutcome, forward } from "./forward.ts";
+import { StreamFlusher } from "./stream-flusher.ts";
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => void;
 
@@ -24,7 +25,7 @@ async function serve(handler: Handler): Promise<string> {
 }
 
 /** A proxy whose only route forwards to `upstream`; outcomes are collected in order. */
-async function proxyTo(upstream: string, firstBytes: string[] = []) {
+async function proxyTo(upstream: string, firstBytes: string[] = [], flusher?: StreamFlusher) {
   const pool = new Pool(upstream);
   const outcomes: ForwardOutcome[] = [];
   let settled: (o: ForwardOutcome) => void = () => {};
@@ -39,6 +40,7 @@ async function proxyTo(upstream: string, firstBytes: string[] = []) {
         requestId: "r1",
         endpointKey: "default/up",
         onFirstByte: () => firstBytes.push("first"),
+        flusher,
       },
       res,
     ).then((o) => {
@@ -53,6 +55,26 @@ async function proxyTo(upstream: string, firstBytes: string[] = []) {
 const sseUsage = `data: {"choices":[],"usage":{"prompt_tokens":9,"completion_tokens":2,"prompt_tokens_details":{"cached_tokens":4}}}\n\n`;
 
 describe("forward", () => {
+  it("with a flusher, chunks held for the next tick still precede the error event of a failed stream", async () => {
+    const upstream = await serve((_req, res) => {
+      res.writeHead(200, { "content-type": "text/event-stream" });
+      res.write('data: {"t":"a"}\n\n');
+      setTimeout(() => {
+        res.write('data: {"t":"b"}\n\n');
+        res.write('data: {"t":"c"}\n\n');
+        setTimeout(() => res.destroy(), 20);
+      }, 20);
+    });
+    // A tick far longer than the stream: only the error path can write b and c out.
+    const proxy = await proxyTo(upstream, [], new StreamFlusher(60_000));
+    const outcome = proxy.next();
+    const body = await (await fetch(`${proxy.url}/v1/completions`, { method: "POST" })).text();
+    const events = body.split("\n\n").filter(Boolean);
+    assert.deepEqual(events.slice(0, 3), ['data: {"t":"a"}', 'data: {"t":"b"}', 'data: {"t":"c"}']);
+    assert.match(events[3] ?? "", /"upstream_failed"/);
+    assert.equal((await outcome).kind, "done");
+  });
+
   it("streams SSE through, reads the final usage chunk and reports the first byte once", async () => {
     const upstream = await serve((_req, res) => {
       res.writeHead(200, { "content-type": "text/event-stream" });
