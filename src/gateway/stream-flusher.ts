@@ -26,7 +26,9 @@ export class StreamFlusher {
 
   /** `stream` ended or flushed itself: no flush for it at the next tick. */
   cancel(stream: Flushable): void {
-    this.waiting.delete(stream);
+    if (!this.waiting.delete(stream) || this.waiting.size > 0) return;
+    clearTimeout(this.timer);
+    this.timer = undefined;
   }
 
   private readonly flushAll = (): void => {
