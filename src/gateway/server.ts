@@ -17,7 +17,7 @@ import { InflightTracker } from "./inflight.ts";
 import { GatewayMetrics } from "./metrics.ts";
 import { INFERENCE_PATHS } from "./parse-request.ts";
 import { sendError, sendJson } from "./respond.ts";
-import { StreamFlusher } from "./stream-flusher.ts";
+import { streamFlusherFor } from "./stream-flusher.ts";
 import type { GatewayOptions, GatewayPool } from "./types.ts";
 import { Upstreams } from "./upstreams.ts";
 import { SampledScheduler } from "./sampled-scheduler.ts";
@@ -138,7 +138,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     maxBodyBytes: options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
     maxAttempts: options.maxAttempts ?? 3,
     log: options.log ?? stderrLog("gateway"),
-    flusher: options.streamFlushMs ? new StreamFlusher(options.streamFlushMs) : undefined,
+    flusher: streamFlusherFor(options.streamFlushMs),
   };
   const server = createServer({ keepAliveTimeout: 65_000 }, (req, res) => route(deps, req, res));
   const host = options.host ?? "127.0.0.1";

@@ -16,7 +16,7 @@ export class StreamFlusher {
   private timer: NodeJS.Timeout | undefined;
 
   /** @param intervalMs flush period in ms (> 0). */
-  constructor(readonly intervalMs: number) {}
+  constructor(private readonly intervalMs: number) {}
 
   /** `stream` is flushed at the next tick (once, however often it asks). */
   schedule(stream: Flushable): void {
@@ -37,4 +37,16 @@ export class StreamFlusher {
     this.waiting.clear();
     for (const stream of streams) stream.flush();
   };
+}
+
+/**
+ * The flusher for the gateway's `streamFlushMs`: none for undefined or 0. Throws a TypeError for
+ * anything but a finite number ≥ 0 (a mistyped flag must not silently turn coalescing off).
+ */
+export function streamFlusherFor(intervalMs: number | undefined): StreamFlusher | undefined {
+  if (intervalMs === undefined || intervalMs === 0) return undefined;
+  if (!Number.isFinite(intervalMs) || intervalMs < 0) {
+    throw new TypeError(`streamFlushMs must be a number of ms >= 0, got ${intervalMs}`);
+  }
+  return new StreamFlusher(intervalMs);
 }

@@ -61,4 +61,10 @@ describe("router streamFlushMs", () => {
       `${reads.length} reads over ${elapsedMs.toFixed(0)} ms (bound ${bound})`,
     );
   });
+
+  it("refuses an interval that is not a number of ms >= 0", async () => {
+    for (const streamFlushMs of [-1, Number.NaN]) {
+      await assert.rejects(routerFor([sims[0]!.url], undefined, { streamFlushMs }), /streamFlushMs must be/);
+    }
+  });
 });
