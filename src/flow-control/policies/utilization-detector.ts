@@ -24,11 +24,10 @@ function isStale(endpoint: Endpoint, now: number, stalenessMs: number): boolean 
 }
 
 /**
- * Utilization score of one endpoint (≥ 0; 1 = at threshold). Stale metrics score at least 1, and
- * never less than the last reading plus what was dispatched since: a buried model server whose
- * scrapes run late must not look lighter (llm-d scores it exactly 1, which on a loaded host let a
- * late scrape open the gate and ~90 requests pile onto one replica within a second). Shared with the
- * probabilistic admitter so both read load the same way.
+ * Utilization score of one endpoint (≥ 0; 1 = at threshold). Stale metrics score at least 1 and
+ * never less than the last reading plus what was dispatched since, so a busy model server whose
+ * scrapes run late never looks lighter than it was (llm-d scores it exactly 1; see "Deviations from
+ * llm-d" in docs/flow-control.md). Shared with the probabilistic admitter so both read load alike.
  */
 export function endpointUtilization(
   endpoint: Endpoint,
