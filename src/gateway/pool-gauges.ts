@@ -1,6 +1,6 @@
 /**
- * Gauges computed when `/metrics` is scraped (never on the request path): pool averages in
- * llm-d's names, and llmd's in-flight accounting check.
+ * Gauges computed when `/metrics` is scraped (never on the request path): pool averages and each
+ * endpoint's waiting queue in llm-d's names, and llmd's in-flight accounting check.
  */
 import { Counter, Gauge, type Registry } from "prom-client";
 import type { Endpoint } from "../endpoints/endpoint.ts";
@@ -21,7 +21,10 @@ function average(endpoints: readonly Endpoint[], pick: (e: Endpoint) => number):
   return sum / endpoints.length;
 }
 
-/** Pool-wide gauges (`average_*`, `ready_endpoints`, `datalayer_poll_errors_total`), read at scrape. */
+/**
+ * Pool gauges (`average_*`, `ready_endpoints`, `per_endpoint_queue_size`,
+ * `datalayer_poll_errors_total`), read at scrape.
+ */
 export function registerPoolGauges(registry: Registry, pool: PoolMetricsView, poolName: string): void {
   const gauge = (name: string, help: string, value: (eps: readonly Endpoint[]) => number): void => {
     new Gauge({
@@ -44,6 +47,18 @@ export function registerPoolGauges(registry: Registry, pool: PoolMetricsView, po
     average(eps, (e) => e.metrics.runningRequestsSize),
   );
   gauge("ready_endpoints", "Ready endpoints", (eps) => eps.length);
+  new Gauge({
+    name: "llm_d_epp_per_endpoint_queue_size",
+    help: "Waiting queue of each ready endpoint at its last scrape",
+    labelNames: ["name", "endpoint"],
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const e of pool.candidates()) {
+        this.set({ name: poolName, endpoint: e.metadata.key }, e.metrics.waitingQueueSize);
+      }
+    },
+  });
   if (!pool.counters) return;
   const pollErrors = () => pool.counters?.().pollErrorsTotal ?? 0;
   let reported = 0;

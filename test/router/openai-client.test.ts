@@ -75,6 +75,8 @@ describe("openai client through the router to several simulators", () => {
     assert.ok(metricSum(text, "llm_d_epp_request_total") >= 4);
     assert.ok(metricSum(text, "llm_d_epp_request_input_tokens_count") >= 1);
     assert.equal(metricSum(text, "llm_d_epp_ready_endpoints"), 3);
+    const perEndpoint = text.match(/^llm_d_epp_per_endpoint_queue_size\{[^}]*endpoint="[^"]+"\} \d+$/gm);
+    assert.equal(perEndpoint?.length, 3, "one waiting-queue series per ready endpoint");
     assert.equal(metricSum(text, "llm_d_epp_request_running"), 0);
     assert.match(text, /llm_d_epp_request_ttft_seconds_count\{[^}]*streaming="true"/);
     assert.match(text, /llm_d_epp_plugin_duration_seconds_count\{extension_point="Scorer"/);
