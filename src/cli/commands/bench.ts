@@ -10,6 +10,7 @@ import { writeFileSync } from "node:fs";
 import type { Command } from "commander";
 import { SingleBar } from "cli-progress";
 import { runLive, scenarioReplay } from "../../bench/live/load-generator.ts";
+import { startMetricsLog } from "../../bench/live/metrics-log.ts";
 import { runTenantClients } from "../../bench/live/tenant-clients.ts";
 import { summarize } from "../../bench/metrics/summary.ts";
 import { renderTable } from "../../bench/report/table.ts";
@@ -28,6 +29,7 @@ interface BenchFlags {
   blockSize: string;
   json?: string;
   records?: string;
+  metricsLog?: string;
   quiet?: boolean;
   label?: string;
   clientPerTenant?: boolean;
@@ -49,6 +51,10 @@ export function registerBench(program: Command): void {
     .option("--block-size <n>", "server KV block size for the ideal ceiling", "16")
     .option("--json <file>", "write the summary as JSON")
     .option("--records <file>", "write every request's record as JSON Lines (times in workload ms)")
+    .option(
+      "--metrics-log <file>",
+      "scrape the router's flow-control gauges and per-endpoint queues once a second, as JSON Lines",
+    )
     .option("--quiet", "no progress bar")
     .option("--label <name>", "first column of the per-tenant table (default: the scenario's name)")
     .option(
@@ -74,9 +80,15 @@ export function registerBench(program: Command): void {
       if (flags.clientPerTenant && tenants.length === 0) {
         throw new Error("--client-per-tenant needs a scenario with objectives");
       }
+      const startedAt = performance.now();
+      const metricsLog =
+        flags.metricsLog === undefined
+          ? undefined
+          : startMetricsLog(flags.url, () => (performance.now() - startedAt) * common.timeScale);
       const records = flags.clientPerTenant
         ? await runTenantClients({ ...common, scenarioFile: file, overrides: flags.set, tenants })
         : await runLive({ ...common, ...scenarioReplay(scenario) });
+      const samples = await metricsLog?.stop();
       if (!flags.quiet) bar.stop();
       const window = { fromMs: scenario.warmupS * 1000, toMs: durationMs };
       const summary = summarize(records, {
@@ -95,7 +107,8 @@ export function registerBench(program: Command): void {
       if (flags.json) {
         writeFileSync(flags.json, `${JSON.stringify({ ...summary, tenants: byTenant }, null, 2)}\n`);
       }
-      if (flags.records) writeFileSync(flags.records, records.map((r) => `${JSON.stringify(r)}\n`).join(""));
+      if (flags.records) writeFileSync(flags.records, jsonLines(records));
+      if (flags.metricsLog && samples) writeFileSync(flags.metricsLog, jsonLines(samples));
     });
 }
 
@@ -110,4 +123,8 @@ function countBy(codes: readonly string[]): string | undefined {
   const counts = new Map<string, number>();
   for (const code of codes) counts.set(code, (counts.get(code) ?? 0) + 1);
   return counts.size === 0 ? undefined : [...counts].map(([code, n]) => `${code}:${n}`).join(" ");
+}
+
+function jsonLines(values: readonly unknown[]): string {
+  return values.map((v) => `${JSON.stringify(v)}\n`).join("");
 }
