@@ -5,8 +5,8 @@
  */
 import type { Clock } from "../core/clock.ts";
 import { DEFAULT_PRODUCERS } from "../scheduler/framework/data-keys.ts";
-import type { AnyPluginDefinition, PluginRegistry } from "../scheduler/framework/registry.ts";
-import type { Plugin, PluginEnvironment } from "../scheduler/framework/types.ts";
+import type { AnyPluginDefinition, PluginRegistry } from "../plugin/registry.ts";
+import type { Plugin, PluginEnvironment } from "../plugin/types.ts";
 import type { Tokenizer } from "../tokenizer/tokenizer.ts";
 import { type ConfigIssue, fromZodIssues } from "./issues.ts";
 import { PLANNED_PLUGINS } from "./planned-plugins.ts";

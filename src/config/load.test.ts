@@ -106,7 +106,7 @@ test("duplicate names, unknown and unimplemented types", () => {
   assert.equal(result.issues[0]!.unimplementedType, "disagg-profile-handler");
   assert.match(
     result.issues[0]!.message,
-    /plugin "pd": type "disagg-profile-handler" is not implemented in llmd \(not yet planned: prefill\/decode/,
+    /plugin "pd": type "disagg-profile-handler" is not implemented in llmd \(prefill\/decode and encode disaggregation \(not built/,
   );
 });
 

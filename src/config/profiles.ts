@@ -19,11 +19,11 @@ import type {
   DataProducer,
   Filter,
   Picker,
-  Plugin,
   ProfileHandler,
   SchedulerProfile,
   Scorer,
 } from "../scheduler/framework/types.ts";
+import type { Plugin } from "../plugin/types.ts";
 import type { InstantiateOptions, PluginSet } from "./instantiate.ts";
 import type { ConfigIssue } from "./issues.ts";
 import type { ProfileSpec } from "./schema.ts";

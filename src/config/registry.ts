@@ -4,7 +4,7 @@
  */
 import { dataLayerPlugins } from "../endpoints/data-layer/index.ts";
 import { flowControlPlugins } from "../flow-control/plugins.ts";
-import { PluginRegistry } from "../scheduler/framework/registry.ts";
+import { PluginRegistry } from "../plugin/registry.ts";
 import { schedulingPlugins } from "../scheduler/plugins/index.ts";
 
 /** A fresh registry holding all built-in definitions (cheap: definitions are shared constants). */

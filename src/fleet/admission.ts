@@ -7,7 +7,8 @@
  */
 import type { Clock } from "../core/clock.ts";
 import type { Endpoint } from "../endpoints/endpoint.ts";
-import type { Plugin, ResponseUsage } from "../scheduler/framework/types.ts";
+import type { ResponseUsage } from "../scheduler/framework/types.ts";
+import type { Plugin } from "../plugin/types.ts";
 import { createFlowController, createSaturationDetector } from "../flow-control/build.ts";
 import { type FlowControlConfig, flowControlConfigSchema } from "../flow-control/config.ts";
 import { VirtualFlowHost, type VirtualFlowStep } from "../flow-control/host/virtual.ts";

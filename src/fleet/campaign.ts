@@ -3,8 +3,8 @@
  * (one core each; runs are independent and deterministic).
  */
 import { basename, resolve } from "node:path";
-import type { ReportRun } from "../bench/report/html.ts";
-import { loadScenario, type Scenario } from "../bench/scenario.ts";
+import type { ReportRun } from "../report/html.ts";
+import { loadScenario, type Scenario } from "../workload/scenario.ts";
 import { runScenario } from "./run-scenario.ts";
 
 /** What to run. */

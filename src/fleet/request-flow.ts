@@ -15,11 +15,11 @@ import type {
   SchedulingRequest,
   TerminationCause,
 } from "../scheduler/framework/types.ts";
-import type { IdealPrefixCache } from "../bench/metrics/ideal-cache.ts";
-import { newRecord, type RequestRecord } from "../bench/metrics/records.ts";
+import type { IdealPrefixCache } from "../measure/ideal-cache.ts";
+import { type RequestRecord, recordFor } from "../measure/records.ts";
 import type { FlowItem } from "../flow-control/types.ts";
-import type { SyntheticPromptBuilder } from "../bench/workloads/synthetic-prompt.ts";
-import type { Arrival, Workload, WorkloadRequest } from "../bench/workloads/types.ts";
+import type { SyntheticPromptBuilder } from "../workload/synthetic-prompt.ts";
+import type { Arrival, Workload, WorkloadRequest } from "../workload/types.ts";
 
 /** Dependencies of the flow. */
 export interface RequestFlowOptions {
@@ -34,43 +34,6 @@ export interface RequestFlowOptions {
   objectives: Readonly<Record<string, number>>;
 }
 
-/**
- * A request's final outcome: `served`, a flow-control `rejected-<reason>`, `evicted`,
- * `failed-<code>` (scheduler or engine refused it), or `unfinished` (still running at the drain cut).
- */
-export type FleetOutcome = string;
-
-/** A request record plus who sent it and how it ended. */
-export interface FleetRecord extends RequestRecord {
-  /** Objective name (`default` when none). */
-  tenant: string;
-  fairnessId: string;
-  priority: number;
-  /** Set exactly once, when the request leaves the system. */
-  outcome?: FleetOutcome;
-  /** Time spent waiting in admission before scheduling, ms (NaN if never dispatched). */
-  queuedMs: number;
-}
-
-/**
- * A fresh record of `request` arriving at `atMs` (workload ms): tenant = its objective (`default`
- * when none), priority from `objectives` (unknown or none = 0), not yet queued or ended.
- */
-export function newFleetRecord(
-  request: WorkloadRequest,
-  atMs: number,
-  objectives: Readonly<Record<string, number>>,
-): FleetRecord {
-  const tenant = request.objective ?? "default";
-  return {
-    ...newRecord(request.id, request.kind ?? "default", atMs, request.inputTokens),
-    tenant,
-    fairnessId: request.fairnessId ?? "default-flow",
-    priority: objectives[tenant] ?? 0,
-    queuedMs: Number.NaN,
-  };
-}
-
 /** A request that reached an endpoint decision. */
 export interface Dispatched {
   endpoint: Endpoint;
@@ -79,14 +42,14 @@ export interface Dispatched {
 
 interface Live {
   request: WorkloadRequest;
-  record: FleetRecord;
+  record: RequestRecord;
   ctx: SchedulingContext | undefined;
   endpoint: Endpoint | undefined;
 }
 
 /** Tracks every request from arrival to its follow-ups. */
 export class RequestFlow {
-  readonly records: FleetRecord[] = [];
+  readonly records: RequestRecord[] = [];
   private readonly waiting = new Map<string, Live>();
   private readonly lives = new Map<string, Live>();
   private readonly ended = new Map<string, Live>();
@@ -101,7 +64,7 @@ export class RequestFlow {
   /** A request arrives: recorded now; returns the flow-control item admission decides on. */
   arrive(arrival: Arrival): FlowItem {
     const request = arrival.request;
-    const record = newFleetRecord(request, arrival.atMs, this.o.objectives);
+    const record = recordFor(request, arrival.atMs, this.o.objectives);
     this.records.push(record);
     this.waiting.set(request.id, { request, record, ctx: undefined, endpoint: undefined });
     return {
@@ -116,7 +79,7 @@ export class RequestFlow {
   }
 
   /** Admission dropped a waiting request with `outcome` (its llm-d reason). */
-  drop(id: string, outcome: FleetOutcome): void {
+  drop(id: string, outcome: string): void {
     const live = this.waiting.get(id);
     if (!live) return;
     this.waiting.delete(id);
@@ -247,20 +210,20 @@ export class RequestFlow {
     return workload.onComplete(live.request, endMs, ok);
   }
 
-  private finish(live: Live, cause: TerminationCause, outcome: FleetOutcome): void {
+  private finish(live: Live, cause: TerminationCause, outcome: string): void {
     this.lives.delete(live.record.id);
     this.settle(live, outcome);
     this.o.scheduler.complete(live.ctx!, live.endpoint!, cause, this.usage(live.record.id));
   }
 
   /** Stamps an unserved request's error and its end at the current clock time. */
-  private endWithError(record: FleetRecord, error: string): void {
+  private endWithError(record: RequestRecord, error: string): void {
     record.error = error;
     record.endMs = this.o.clock.now() - this.o.originMs;
   }
 
   /** Gives a request its one final outcome; a second one is a simulator bug. */
-  private settle(live: Live, outcome: FleetOutcome): void {
+  private settle(live: Live, outcome: string): void {
     if (live.record.outcome !== undefined)
       throw new Error(`request ${live.record.id} ended twice (${live.record.outcome}, then ${outcome})`);
     live.record.outcome = outcome;
@@ -269,7 +232,7 @@ export class RequestFlow {
 
   private schedulingRequest(
     request: WorkloadRequest,
-    record: FleetRecord,
+    record: RequestRecord,
     tokens: Uint32Array,
   ): SchedulingRequest {
     const prompts = this.o.prompts;

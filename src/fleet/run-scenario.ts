@@ -6,13 +6,13 @@
 import { loadConfig } from "../config/index.ts";
 import { ManualClock } from "../core/clock.ts";
 import { createEngine, type EngineOptions, parseProfileName, resolveProfile } from "../engine/index.ts";
-import { type RunSummary, summarize } from "../bench/metrics/summary.ts";
-import { routerConfigText, type Scenario } from "../bench/scenario.ts";
-import { createWorkload } from "../bench/workloads/index.ts";
-import { Rng } from "../bench/workloads/rng.ts";
-import { SyntheticPromptBuilder } from "../bench/workloads/synthetic-prompt.ts";
+import { type RunSummary, summarize } from "../measure/summary.ts";
+import { routerConfigText, type Scenario } from "../workload/scenario.ts";
+import { createWorkload } from "../workload/index.ts";
+import { Rng } from "../workload/rng.ts";
+import { SyntheticPromptBuilder } from "../workload/synthetic-prompt.ts";
 import { LlmdError } from "../api/errors.ts";
-import type { PluginRegistry } from "../scheduler/framework/registry.ts";
+import type { PluginRegistry } from "../plugin/registry.ts";
 import { createFleetAdmission } from "./admission.ts";
 import { type FleetResult, runFleet } from "./simulator.ts";
 

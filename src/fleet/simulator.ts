@@ -11,16 +11,17 @@ import type { ManualClock } from "../core/clock.ts";
 import type { Endpoint } from "../endpoints/endpoint.ts";
 import type { Engine, StepResult } from "../engine/types.ts";
 import type { RequestScheduler } from "../scheduler/framework/types.ts";
-import { IdealPrefixCache } from "../bench/metrics/ideal-cache.ts";
-import { LoadTimeline } from "../bench/metrics/records.ts";
-import type { SyntheticPromptBuilder } from "../bench/workloads/synthetic-prompt.ts";
-import type { Arrival, Workload } from "../bench/workloads/types.ts";
+import { IdealPrefixCache } from "../measure/ideal-cache.ts";
+import { LoadTimeline } from "../measure/records.ts";
+import type { SyntheticPromptBuilder } from "../workload/synthetic-prompt.ts";
+import type { Arrival, Workload } from "../workload/types.ts";
 import type { FlowExit } from "../flow-control/types.ts";
 import type { VirtualFlowStep } from "../flow-control/host/virtual.ts";
 import type { FleetAdmission } from "./admission.ts";
 import { EventQueue } from "./event-queue.ts";
 import { Replica } from "./replica.ts";
-import { type Dispatched, type FleetRecord, RequestFlow } from "./request-flow.ts";
+import { type Dispatched, RequestFlow } from "./request-flow.ts";
+import type { RequestRecord } from "../measure/records.ts";
 
 /** Virtual clock time of workload time 0 (the clock's 0 means "never scraped" to plugins). */
 export const CLOCK_ORIGIN_MS = 1000;
@@ -56,7 +57,7 @@ export interface FleetOptions {
 /** What a run produced. */
 export interface FleetResult {
   /** One per arrival, each with exactly one outcome. */
-  records: FleetRecord[];
+  records: RequestRecord[];
   timeline: LoadTimeline;
   preemptions: number;
   /** Workload time when the run stopped, ms. */

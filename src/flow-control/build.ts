@@ -3,7 +3,7 @@
  * instance (from the EndpointPickerConfig `plugins` list, via `env.lookup`); a ref that names no
  * instance but is a built-in flow-control type gets a default-parameter instance, as llm-d does.
  */
-import type { Plugin, PluginEnvironment } from "../scheduler/framework/types.ts";
+import type { Plugin, PluginEnvironment } from "../plugin/types.ts";
 import type { FlowControlConfig } from "./config.ts";
 import { FlowController } from "./controller.ts";
 import type { FlowObserver } from "./observer.ts";

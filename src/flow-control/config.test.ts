@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { bandSettingsFor, flowControlConfigSchema } from "./config.ts";
-import { parseDurationMs, parseQuantity } from "./units.ts";
+import { parseDurationMs, parseQuantity } from "../core/units.ts";
 
 describe("flow-control units", () => {
   const quantities: [string | number, number | undefined][] = [

@@ -4,7 +4,7 @@
  * every band template is fully resolved, so the controller never re-derives defaults.
  */
 import { z } from "zod";
-import { parseDurationMs, parseQuantity } from "./units.ts";
+import { durationMsSchema, quantitySchema as quantity } from "../core/units.ts";
 
 /** Default fairness policy type (one logical queue per band). */
 export const DEFAULT_FAIRNESS_POLICY = "global-strict-fairness-policy";
@@ -18,24 +18,6 @@ export const DEFAULT_USAGE_LIMIT_POLICY = "static-usage-limit-policy";
 const DEFAULT_BAND_MAX_BYTES = 1e9;
 const DEFAULT_BAND_MAX_REQUESTS = 5000;
 const DEFAULT_REQUEST_TTL_MS = 60_000;
-
-const quantity = z.union([z.string(), z.number()]).transform((value, ctx) => {
-  const parsed = parseQuantity(value);
-  if (parsed !== undefined) return parsed;
-  ctx.addIssue({
-    code: "custom",
-    message: `expected a non-negative Quantity like "10Gi" or "1k", got ${JSON.stringify(value)}`,
-  });
-  return z.NEVER;
-});
-
-/** A Go duration ("60s") or a number of seconds, parsed to milliseconds. */
-export const durationMsSchema = z.union([z.string(), z.number()]).transform((value, ctx) => {
-  const parsed = parseDurationMs(value);
-  if (parsed !== undefined) return parsed;
-  ctx.addIssue({ code: "custom", message: `expected a duration like "60s", got ${JSON.stringify(value)}` });
-  return z.NEVER;
-});
 
 const pluginRef = z.string().min(1);
 

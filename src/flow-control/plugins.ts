@@ -3,8 +3,8 @@
  * as one list for the config loader's registry. Durations in parameters accept Go strings ("200ms").
  */
 import { z } from "zod";
-import type { Plugin, PluginDefinition } from "../scheduler/framework/types.ts";
-import { durationMsSchema } from "./config.ts";
+import type { Plugin, PluginDefinition } from "../plugin/types.ts";
+import { durationMsSchema } from "../core/units.ts";
 import { priorityThenTimeEvictionOrder, sheddableEvictionFilter } from "./eviction.ts";
 import { concurrencyDetector } from "./policies/concurrency-detector.ts";
 import { globalStrictFairness, roundRobinFairness } from "./policies/fairness.ts";

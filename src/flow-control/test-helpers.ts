@@ -8,7 +8,7 @@ import { CharChunkTokenizer } from "../tokenizer/tokenizer.ts";
 import { createFlowController, type FlowControlRuntime } from "./build.ts";
 import { type FlowControlConfigInput, flowControlConfigSchema } from "./config.ts";
 import type { FlowObserver } from "./observer.ts";
-import type { Plugin } from "../scheduler/framework/types.ts";
+import type { Plugin } from "../plugin/types.ts";
 import type { FlowItem } from "./types.ts";
 
 /** Builds a controller from a raw `flowControl` section plus optional named plugin instances. */

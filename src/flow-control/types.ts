@@ -4,7 +4,8 @@
  * Everything is synchronous and clock-injected: time is always passed in as `now` (ms).
  */
 import type { Endpoint } from "../endpoints/endpoint.ts";
-import type { Plugin, ResponseUsage } from "../scheduler/framework/types.ts";
+import type { ResponseUsage } from "../scheduler/framework/types.ts";
+import type { Plugin } from "../plugin/types.ts";
 
 /** One request waiting for dispatch. The controller never mutates it. */
 export interface FlowItem {

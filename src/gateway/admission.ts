@@ -18,11 +18,11 @@ import { flowOutcomeError } from "../flow-control/outcome-errors.ts";
 import type { Admitter } from "../flow-control/policies/probabilistic-admitter.ts";
 import type { SaturationDetector } from "../flow-control/types.ts";
 import type {
-  Plugin,
   RequestHeaderProcessor,
   ResponseUsage,
   SchedulingRequest,
 } from "../scheduler/framework/types.ts";
+import type { Plugin } from "../plugin/types.ts";
 import { defaultTokenizer } from "../tokenizer/tokenizer.ts";
 import { AGENT_IDENTITY_ATTRIBUTE, type ObjectiveMap } from "./parse-request.ts";
 import type { GatewayPool } from "./types.ts";

@@ -10,14 +10,13 @@ import { LlmdError } from "../api/errors.ts";
 import type { Clock } from "../core/clock.ts";
 import type { OperationalLog } from "../core/log.ts";
 import type { Endpoint } from "../endpoints/endpoint.ts";
-import { UPSTREAM_HEADERS_STATE_KEY } from "../scheduler/framework/data-keys.ts";
+import { RESPONSE_HEADERS_STATE_KEY, UPSTREAM_HEADERS_STATE_KEY } from "../scheduler/framework/data-keys.ts";
 import type {
   RequestScheduler,
   ResponseUsage,
   SchedulingContext,
   SchedulingRequest,
 } from "../scheduler/framework/types.ts";
-import { RESPONSE_HEADERS_STATE_KEY } from "../scheduler/plugins/shared/session-affinity.ts";
 import type { GatewayAdmission, Lease } from "./admission.ts";
 import { readBody } from "./body.ts";
 import { type ForwardOutcome, forward } from "./forward.ts";

@@ -1,4 +1,4 @@
-/** `llmd plugins --json` lists every registered plugin with parameters and the planned llm-d types. */
+/** `llmd plugins --json` lists every registered plugin with parameters and the llm-d types not implemented. */
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { Command } from "commander";
@@ -18,7 +18,7 @@ async function runPlugins(args: string[]): Promise<string> {
   return lines.join("\n");
 }
 
-test("--json: stability, kinds and JSON-schema parameters; planned types by issue", async () => {
+test("--json: stability, kinds and JSON-schema parameters; unimplemented llm-d types by what they lack", async () => {
   const out = JSON.parse(await runPlugins(["--json"]));
   const byType = new Map(out.plugins.map((p: { type: string }) => [p.type, p]));
   const picker = byType.get("max-score-picker") as {
@@ -32,7 +32,7 @@ test("--json: stability, kinds and JSON-schema parameters; planned types by issu
   assert.deepEqual((byType.get("utilization-filter") as { kinds: string[] }).kinds, ["filter"]);
   const planned = Object.entries(out.planned as Record<string, string[]>);
   const pd = planned.find(([, types]) => types.includes("disagg-profile-handler"));
-  assert.match(pd?.[0] ?? "", /^not yet planned: prefill\/decode/);
+  assert.match(pd?.[0] ?? "", /^prefill\/decode and encode disaggregation \(not built/);
   const discovery = byType.get("file-discovery") as { stability: string; parameters: { required: string[] } };
   assert.equal(discovery.stability, "beta");
   assert.deepEqual(discovery.parameters.required, ["path"]);

@@ -3,13 +3,13 @@ import { readdirSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
-import { loadScenario, parseScenario } from "../../src/bench/scenario.ts";
+import { loadScenario, parseScenario } from "../../src/workload/scenario.ts";
 import { loadConfig } from "../../src/config/index.ts";
 import { ManualClock } from "../../src/core/clock.ts";
 import { dataLayerPlugins } from "../../src/endpoints/data-layer/index.ts";
 import { runScenario } from "../../src/fleet/run-scenario.ts";
 import { flowControlPlugins } from "../../src/flow-control/plugins.ts";
-import { type AnyPluginDefinition, PluginRegistry } from "../../src/scheduler/framework/registry.ts";
+import { type AnyPluginDefinition, PluginRegistry } from "../../src/plugin/registry.ts";
 import type { DataProducer } from "../../src/scheduler/framework/types.ts";
 import { schedulingPlugins } from "../../src/scheduler/plugins/index.ts";
 

@@ -2,22 +2,27 @@ import assert from "node:assert/strict";
 import { dirname, join } from "node:path";
 import { describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
-import { loadScenario } from "../../src/bench/scenario.ts";
-import type { FleetRecord } from "../../src/fleet/request-flow.ts";
+import { loadScenario } from "../../src/workload/scenario.ts";
+import type { RequestRecord } from "../../src/measure/records.ts";
 import { runScenario } from "../../src/fleet/run-scenario.ts";
-import { newRecord } from "../../src/bench/metrics/records.ts";
-import { formatTenantReport, jainIndex, tailBreakdown, tenantReport } from "../../src/fleet/tenant-report.ts";
+import { newRecord } from "../../src/measure/records.ts";
+import {
+  formatTenantReport,
+  jainIndex,
+  tailBreakdown,
+  tenantReport,
+} from "../../src/report/tenant-report.ts";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const tenants = join(here, "../../examples/scenarios/tenants/tenants.yaml");
 
-const runs = new Map<string, Promise<FleetRecord[]>>();
+const runs = new Map<string, Promise<RequestRecord[]>>();
 
 /**
  * A tiny overloaded tenants run: 2 replicas at roughly 2× their capacity for 20 s. Deterministic,
  * so each config runs once and its tests share the records.
  */
-function run(config: string): Promise<FleetRecord[]> {
+function run(config: string): Promise<RequestRecord[]> {
   let records = runs.get(config);
   if (!records) {
     const scenario = loadScenario(tenants, [
@@ -34,7 +39,7 @@ function run(config: string): Promise<FleetRecord[]> {
   return records;
 }
 
-function byTenant(records: readonly FleetRecord[], tenant: string): FleetRecord[] {
+function byTenant(records: readonly RequestRecord[], tenant: string): RequestRecord[] {
   return records.filter((r) => r.tenant === tenant);
 }
 
@@ -69,7 +74,7 @@ describe("fleet flow control (tiny tenants scenario)", () => {
     const records = await run("ours");
     const chat = byTenant(records, "chat");
     assert.ok(chat.every((r) => r.outcome === "served"));
-    const meanWait = (list: FleetRecord[]) =>
+    const meanWait = (list: RequestRecord[]) =>
       list.reduce((sum, r) => sum + (Number.isNaN(r.queuedMs) ? 0 : r.queuedMs), 0) / list.length;
     assert.ok(meanWait(chat) * 10 < meanWait(byTenant(records, "agents")));
     const shedShare = (tenant: string) => {
@@ -104,7 +109,7 @@ describe("fleet flow control (tiny tenants scenario)", () => {
       times: [number, number, number, number],
     ) => {
       const [arrival, queued, engineWait, firstStep] = times;
-      const r: FleetRecord = {
+      const r: RequestRecord = {
         ...newRecord(id, tenant, arrival, 2000),
         tenant,
         fairnessId: "f",
@@ -142,7 +147,7 @@ describe("fleet flow control (tiny tenants scenario)", () => {
   it("the table's Jain line says '-' when no agent program was served in the window", () => {
     const record = newRecord("c1", "chat", 0, 100);
     Object.assign(record, { tenant: "chat", fairnessId: "chat", priority: 100, outcome: "served" });
-    const report = tenantReport([record as FleetRecord], 0, 1000);
+    const report = tenantReport([record as RequestRecord], 0, 1000);
     const lines = formatTenantReport(report, "x", "1");
     assert.equal(lines.at(-1), "  agents Jain - ()");
     assert.match(lines[0]!, /^x\s+1 chat\s+100\s+1\s+1 /);

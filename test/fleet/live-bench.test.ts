@@ -2,11 +2,11 @@ import assert from "node:assert/strict";
 import { once } from "node:events";
 import { createConnection, createServer, type Server } from "node:net";
 import { after, before, describe, it } from "node:test";
-import { runLive } from "../../src/bench/live/load-generator.ts";
-import { summarize } from "../../src/bench/metrics/summary.ts";
-import { CHAT_DEFAULTS, chatSession } from "../../src/bench/workloads/chat.ts";
-import { ClosedLoopWorkload } from "../../src/bench/workloads/closed-loop.ts";
-import { SyntheticPromptBuilder } from "../../src/bench/workloads/synthetic-prompt.ts";
+import { runLive } from "../../src/load/load-generator.ts";
+import { summarize } from "../../src/measure/summary.ts";
+import { CHAT_DEFAULTS, chatSession } from "../../src/workload/chat.ts";
+import { ClosedLoopWorkload } from "../../src/workload/closed-loop.ts";
+import { SyntheticPromptBuilder } from "../../src/workload/synthetic-prompt.ts";
 import type { SimServer } from "../../src/sim/server.ts";
 import { MODEL, startTestSim } from "../sim/helpers.ts";
 

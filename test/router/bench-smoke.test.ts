@@ -8,7 +8,7 @@ import { once } from "node:events";
 import { describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
 
-const BENCH = fileURLToPath(new URL("../../bench/router.ts", import.meta.url));
+const BENCH = fileURLToPath(new URL("../../benchmarks/router.ts", import.meta.url));
 const ARGS = ["--seconds", "0.4", "--warmup", "0.2", "--rates", "50", "--concurrency", "2"];
 
 /** `[target, ok, errors]` of every open-loop row of a console.table. */

@@ -12,9 +12,11 @@ import { type Endpoint, emptyMetrics } from "../../src/endpoints/endpoint.ts";
 import type { Router } from "../../src/gateway/router.ts";
 import { type Gateway, startGateway } from "../../src/gateway/server.ts";
 import type { GatewayPool } from "../../src/gateway/types.ts";
-import { UPSTREAM_HEADERS_STATE_KEY } from "../../src/scheduler/framework/data-keys.ts";
 import type { RequestScheduler, SchedulingResult } from "../../src/scheduler/framework/types.ts";
-import { RESPONSE_HEADERS_STATE_KEY } from "../../src/scheduler/plugins/shared/session-affinity.ts";
+import {
+  RESPONSE_HEADERS_STATE_KEY,
+  UPSTREAM_HEADERS_STATE_KEY,
+} from "../../src/scheduler/framework/data-keys.ts";
 import type { SimServer } from "../../src/sim/server.ts";
 import { MODEL, routerFor, startSims } from "./harness.ts";
 

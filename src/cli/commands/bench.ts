@@ -4,23 +4,23 @@
  * metrics as `llmd simulate`: TTFT, inter-token latency, cached tokens from usage, hit rate
  * against the ideal ceiling. The fleet section of the scenario only prices the run. Requests carry
  * their identity headers; when any names an objective (the `tenants` workload) it also prints the
- * per-tenant outcome table of the flow-control experiments (src/fleet/flow-experiments.ts).
+ * per-tenant outcome table of the flow-control experiments (benchmarks/flow-experiments.ts).
  */
 import { writeFileSync } from "node:fs";
 import type { Command } from "commander";
 import { SingleBar } from "cli-progress";
-import { runLive, scenarioReplay } from "../../bench/live/load-generator.ts";
-import { startMetricsLog } from "../../bench/live/metrics-log.ts";
-import { runTenantClients } from "../../bench/live/tenant-clients.ts";
-import { summarize } from "../../bench/metrics/summary.ts";
-import { renderTable } from "../../bench/report/table.ts";
-import { loadScenario, type Scenario } from "../../bench/scenario.ts";
+import { runLive, scenarioReplay } from "../../load/load-generator.ts";
+import { startMetricsLog } from "../../load/metrics-log.ts";
+import { runTenantClients } from "../../load/tenant-clients.ts";
+import { summarize } from "../../measure/summary.ts";
+import { renderTable } from "../../report/table.ts";
+import { loadScenario, type Scenario } from "../../workload/scenario.ts";
 import {
   formatTenantReport,
   TENANT_TABLE_HEADER,
   type TenantReport,
   tenantReport,
-} from "../../fleet/tenant-report.ts";
+} from "../../report/tenant-report.ts";
 
 interface BenchFlags {
   url: string;

@@ -8,7 +8,7 @@ import { PLANNED_PLUGINS } from "../../config/planned-plugins.ts";
 import { createBuiltinRegistry } from "../../config/registry.ts";
 import { ManualClock } from "../../core/clock.ts";
 import { pluginKinds } from "../../scheduler/framework/guards.ts";
-import type { AnyPluginDefinition } from "../../scheduler/framework/registry.ts";
+import type { AnyPluginDefinition } from "../../plugin/registry.ts";
 import { defaultTokenizer } from "../../tokenizer/tokenizer.ts";
 
 interface JsonSchemaProperty {

@@ -8,8 +8,8 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { dirname } from "node:path";
 import type { Command } from "commander";
 import { SingleBar } from "cli-progress";
-import { renderHtmlReport, type ReportRun } from "../../bench/report/html.ts";
-import { renderTable } from "../../bench/report/table.ts";
+import { renderHtmlReport, type ReportRun } from "../../report/html.ts";
+import { renderTable } from "../../report/table.ts";
 import { executeRun, type PlannedRun, planCampaign } from "../../fleet/campaign.ts";
 
 interface SimulateFlags {

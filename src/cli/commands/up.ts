@@ -5,7 +5,7 @@
 import type { Command } from "commander";
 import { parseEndpointList } from "../../endpoints/sources/static-source.ts";
 import { startRouter } from "../../gateway/router.ts";
-import { startSimReplicas } from "../../gateway/sim-replicas.ts";
+import { startSimReplicas } from "../sim-replicas.ts";
 import { type GatewayFlags, gatewayOptions, stopOnSignals, withGatewayFlags } from "./router.ts";
 
 /** Parsed `llmd up` flags. */

@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { isDataLayerPlugin, pluginKinds } from "../../scheduler/framework/guards.ts";
 import { makeEnv } from "../../scheduler/framework/testing.ts";
-import type { PluginDefinition } from "../../scheduler/framework/types.ts";
+import type { PluginDefinition } from "../../plugin/types.ts";
 import {
   dataLayerPlugins,
   isPoolDataLayerPlugin,

@@ -4,8 +4,8 @@
  * `models-data-source`/`models-data-extractor` are its `/v1/models` polling, and
  * `endpoint-notification-source` is how it tells consumers about endpoints coming and going.
  */
-import { noParameters } from "../../scheduler/framework/params.ts";
-import type { AnyPluginDefinition } from "../../scheduler/framework/registry.ts";
+import { noParameters } from "../../plugin/params.ts";
+import type { AnyPluginDefinition } from "../../plugin/registry.ts";
 import { coreMetricsExtractor } from "./core-metrics-extractor.ts";
 import { fileDiscovery } from "./file-discovery.ts";
 import { metricsDataSource } from "./metrics-data-source.ts";

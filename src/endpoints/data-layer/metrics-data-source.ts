@@ -3,7 +3,7 @@
  * Parameters and defaults are llm-d's; they become the pool's scrape options.
  */
 import { z } from "zod";
-import { durationMsSchema } from "../../flow-control/config.ts";
+import { durationMsSchema } from "../../core/units.ts";
 import { dataLayerDefinition } from "./plugin.ts";
 
 const filePath = z.string().min(1, { error: "expected a file path" });

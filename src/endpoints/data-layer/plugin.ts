@@ -4,13 +4,19 @@
  * pool then does the work (scraping, extraction, `/v1/models` polling, file discovery).
  */
 import type { z } from "zod";
-import type {
-  DataLayerKind,
-  DataLayerPlugin,
-  Plugin,
-  PluginDefinition,
-} from "../../scheduler/framework/types.ts";
+import type { Plugin, PluginDefinition } from "../../plugin/types.ts";
 import type { EndpointPoolOptions } from "../pool-options.ts";
+
+/** llm-d data-layer roles: sources poll endpoints, extractors read what sources fetch, discovery finds endpoints. */
+export type DataLayerKind = "data-source" | "extractor" | "discovery";
+
+/**
+ * A data-layer plugin (llm-d's `metrics-data-source`, `core-metrics-extractor`, `file-discovery`…):
+ * configured like any plugin, but run by the host's endpoint pool, never by the scheduler.
+ */
+export interface DataLayerPlugin extends Plugin {
+  readonly dataLayerKind: DataLayerKind;
+}
 
 /**
  * Pool options being assembled from a config. `scrapeIntervalMs` holds the interval a source asks

@@ -5,7 +5,7 @@
  */
 import type { Registry } from "prom-client";
 import { type Clock, wallClock } from "../../core/clock.ts";
-import type { Plugin } from "../../scheduler/framework/types.ts";
+import type { Plugin } from "../../plugin/types.ts";
 import { defaultTokenizer, type Tokenizer } from "../../tokenizer/tokenizer.ts";
 import { createFlowController, type FlowControlRuntime } from "../build.ts";
 import type { FlowControlConfig } from "../config.ts";

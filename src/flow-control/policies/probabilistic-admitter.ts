@@ -6,7 +6,8 @@
  */
 import { LlmdError } from "../../api/errors.ts";
 import type { Endpoint } from "../../endpoints/endpoint.ts";
-import type { Plugin, SchedulingContext } from "../../scheduler/framework/types.ts";
+import type { SchedulingContext } from "../../scheduler/framework/types.ts";
+import type { Plugin } from "../../plugin/types.ts";
 import { poolUtilization } from "./utilization-detector.ts";
 
 /**

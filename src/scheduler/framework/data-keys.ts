@@ -16,9 +16,12 @@ export const SESSION_ID = "SessionID";
 /**
  * `ctx.state` key of a `Map<string, string>` of headers (lower-case names) that plugins add to the
  * upstream request at PreRequest, e.g. `x-data-parallel-host-port`; the gateway copies it into the
- * request it forwards. Its response-side twin is `response-headers` (shared/session-affinity.ts).
+ * request it forwards.
  */
 export const UPSTREAM_HEADERS_STATE_KEY = "upstream-headers";
+
+/** The response-side twin: headers plugins want on the client response (e.g. a session token). */
+export const RESPONSE_HEADERS_STATE_KEY = "response-headers";
 
 /** llm-d's default producer type for each data key (§2.3 "missing producers auto-created"). */
 export const DEFAULT_PRODUCERS: Readonly<Record<string, string>> = {

@@ -3,17 +3,17 @@
  * method it implements (llm-d binds by interface the same way).
  */
 import type {
-  DataLayerPlugin,
   DataProducer,
   Filter,
   Picker,
-  Plugin,
   PreRequest,
   ProfileHandler,
   RequestHeaderProcessor,
   ResponseHooks,
   Scorer,
 } from "./types.ts";
+import type { DataLayerPlugin } from "../../endpoints/data-layer/plugin.ts";
+import type { Plugin } from "../../plugin/types.ts";
 
 type Methods = Record<string, unknown>;
 

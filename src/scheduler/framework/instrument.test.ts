@@ -4,7 +4,7 @@ import { LlmdError } from "../../api/errors.ts";
 import { loadConfig } from "../../config/load.ts";
 import type { SchedulerObserver } from "./instrument.ts";
 import { makeContext, makeEndpoint } from "./testing.ts";
-import type { Plugin } from "./types.ts";
+import type { Plugin } from "../../plugin/types.ts";
 
 const CONFIG = `
 apiVersion: llm-d.ai/v1

@@ -8,7 +8,6 @@ import type { LlmdError } from "../../api/errors.ts";
 import type { Endpoint } from "../../endpoints/endpoint.ts";
 import { Scheduler, type SchedulerParts } from "./scheduler.ts";
 import type {
-  Plugin,
   RequestScheduler,
   ResponseUsage,
   SchedulerProfile,
@@ -16,6 +15,7 @@ import type {
   SchedulingResult,
   TerminationCause,
 } from "./types.ts";
+import type { Plugin } from "../../plugin/types.ts";
 
 /** llm-d's `extension_point` label values, keyed by the plugin method they time. */
 export const EXTENSION_POINTS = {

@@ -3,8 +3,9 @@
  * endpoints whose `llm-d.ai/role` label is one of a set of roles, optionally also unlabeled ones.
  */
 import { type Endpoint, ROLE_LABEL } from "../../endpoints/endpoint.ts";
-import { noParameters } from "./params.ts";
-import type { Filter, PluginDefinition, SchedulingContext, Stability } from "./types.ts";
+import { noParameters } from "../../plugin/params.ts";
+import type { Filter, SchedulingContext } from "./types.ts";
+import type { PluginDefinition, Stability } from "../../plugin/types.ts";
 
 /** What distinguishes one role filter from another. */
 export interface RoleFilterSpec {

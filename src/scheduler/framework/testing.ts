@@ -5,14 +5,8 @@
 import { type Clock, ManualClock } from "../../core/clock.ts";
 import { type Endpoint, type EndpointMetrics, emptyMetrics, ROLE_LABEL } from "../../endpoints/endpoint.ts";
 import { defaultTokenizer } from "../../tokenizer/tokenizer.ts";
-import type {
-  Filter,
-  Plugin,
-  PluginDefinition,
-  PluginEnvironment,
-  SchedulingContext,
-  SchedulingRequest,
-} from "./types.ts";
+import type { Filter, SchedulingContext, SchedulingRequest } from "./types.ts";
+import type { Plugin, PluginDefinition, PluginEnvironment } from "../../plugin/types.ts";
 
 /** Options of `makeEndpoint`: a name plus any metric or label overrides. */
 export interface TestEndpointOptions {

@@ -4,11 +4,10 @@
  * and pure over an endpoint snapshot and an injected clock: the gateway and the fleet simulator
  * run exactly this code. A plugin instance may implement several of these interfaces.
  */
-import type { z } from "zod";
 import type { LlmdError } from "../../api/errors.ts";
 import type { Clock } from "../../core/clock.ts";
 import type { Endpoint } from "../../endpoints/endpoint.ts";
-import type { Tokenizer } from "../../tokenizer/tokenizer.ts";
+import type { Plugin } from "../../plugin/types.ts";
 
 /** The request as the scheduler sees it. Headers are lower-cased. */
 export interface SchedulingRequest {
@@ -43,14 +42,6 @@ export interface SchedulingContext {
   readonly request: SchedulingRequest;
   readonly state: Map<string, unknown>;
   readonly clock: Clock;
-}
-
-/** Base of every plugin instance. */
-export interface Plugin {
-  /** Registered type name, e.g. `prefix-cache-scorer`. */
-  readonly type: string;
-  /** Instance name from the config (defaults to the type). */
-  readonly name: string;
 }
 
 /** Keeps the endpoints that may serve the request. Returns a new array or the input unchanged. */
@@ -156,49 +147,6 @@ export interface ResponseHooks extends Plugin {
     cause: TerminationCause,
     usage: ResponseUsage | undefined,
   ): void;
-}
-
-/** llm-d data-layer roles: sources poll endpoints, extractors read what sources fetch, discovery finds endpoints. */
-export type DataLayerKind = "data-source" | "extractor" | "discovery";
-
-/**
- * A data-layer plugin (llm-d's `metrics-data-source`, `core-metrics-extractor`, `file-discovery`…):
- * configured like any plugin, but run by the host's endpoint pool, never by the scheduler.
- */
-export interface DataLayerPlugin extends Plugin {
-  readonly dataLayerKind: DataLayerKind;
-}
-
-/** Plugin maturity, as llm-d labels it. Alpha plugins need `--allow-experimental-plugins`. */
-export type Stability = "ga" | "beta" | "alpha" | "deprecated";
-
-/** What a plugin factory may use. */
-export interface PluginEnvironment {
-  /** Instance name. */
-  name: string;
-  clock: Clock;
-  tokenizer: Tokenizer;
-  /** Another configured plugin by instance name (for references such as `prefixMatchInfoProducerName`). */
-  lookup(name: string): Plugin | undefined;
-  /** Uniform [0,1) source for randomised plugins; hosts pass a seeded one for determinism (default Math.random). */
-  random?: () => number;
-}
-
-/** A registrable plugin type: metadata, parameter schema and factory. */
-export interface PluginDefinition<P = unknown> {
-  type: string;
-  stability: Stability;
-  /** One line for `llmd plugins`. */
-  description: string;
-  /** Validates `parameters` (unknown fields rejected, defaults filled). */
-  parameters: z.ZodType<P>;
-  create(params: P, env: PluginEnvironment): Plugin;
-  /** Deprecated type names also accepted for this definition (e.g. `tokenizer` for `token-producer`). */
-  aliases?: readonly string[];
-  /** Data keys (framework/data-keys.ts) this plugin writes; orders producers and satisfies consumers. */
-  produces?: readonly string[];
-  /** Data keys this plugin reads; the config loader auto-adds the default producer of a key nobody produces. */
-  consumes?: readonly string[];
 }
 
 /**

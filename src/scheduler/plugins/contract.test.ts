@@ -11,7 +11,8 @@ import { DEFAULT_PRODUCERS } from "../framework/data-keys.ts";
 import { isDataProducer, isFilter, isPicker, isScorer } from "../framework/guards.ts";
 import { makeContext, makeEndpoint, makeEnv, seededRandom } from "../framework/testing.ts";
 import type { Endpoint } from "../../endpoints/endpoint.ts";
-import type { Plugin, PluginEnvironment, SchedulingContext, ScoredEndpoint } from "../framework/types.ts";
+import type { SchedulingContext, ScoredEndpoint } from "../framework/types.ts";
+import type { Plugin, PluginEnvironment } from "../../plugin/types.ts";
 
 const registry = createBuiltinRegistry();
 

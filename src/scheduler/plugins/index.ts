@@ -10,7 +10,7 @@
  * Data keys and attribute shapes shared between producers and consumers: ../framework/data-keys.ts.
  * Test helpers (endpoints, contexts, envs): ../framework/testing.ts.
  */
-import type { AnyPluginDefinition } from "../framework/registry.ts";
+import type { AnyPluginDefinition } from "../../plugin/registry.ts";
 import { definition as activeRequestScorer } from "./active-request-scorer/index.ts";
 import { definition as agentIdentity } from "./agent-identity/index.ts";
 import { definition as approxPrefixCacheProducer } from "./approx-prefix-cache-producer/index.ts";

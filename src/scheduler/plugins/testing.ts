@@ -4,7 +4,8 @@
  */
 import type { Endpoint } from "../../endpoints/endpoint.ts";
 import { makeEnv } from "../framework/testing.ts";
-import type { Plugin, PluginDefinition, PluginEnvironment, SchedulingResult } from "../framework/types.ts";
+import type { SchedulingResult } from "../framework/types.ts";
+import type { Plugin, PluginDefinition, PluginEnvironment } from "../../plugin/types.ts";
 
 /** Validates raw `params` with the definition's schema and creates an instance named after its type. */
 export function instantiate<T extends Plugin, P = unknown>(

@@ -5,7 +5,8 @@
 import { z } from "zod";
 import type { Endpoint } from "../../../endpoints/endpoint.ts";
 import { IN_FLIGHT_LOAD } from "../../framework/data-keys.ts";
-import type { PluginDefinition, SchedulingContext, Scorer } from "../../framework/types.ts";
+import type { SchedulingContext, Scorer } from "../../framework/types.ts";
+import type { PluginDefinition } from "../../../plugin/types.ts";
 import { inFlightStateKey, readEndpointLoad } from "../shared/inflight-load.ts";
 
 const parameters = z

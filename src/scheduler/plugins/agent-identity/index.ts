@@ -4,7 +4,8 @@
  * when no `x-llm-d-inference-fairness-id` is given, and a session-affinity source).
  */
 import { z } from "zod";
-import type { PluginDefinition, RequestHeaderProcessor, SchedulingContext } from "../../framework/types.ts";
+import type { RequestHeaderProcessor, SchedulingContext } from "../../framework/types.ts";
+import type { PluginDefinition } from "../../../plugin/types.ts";
 
 /** Request attribute this plugin sets. */
 export const AGENT_IDENTITY = "agent-identity";

@@ -17,13 +17,8 @@ import {
 } from "../../../kv-index/index.ts";
 import type { Tokenizer } from "../../../tokenizer/tokenizer.ts";
 import { attributeKey, PREFIX_CACHE_MATCH_INFO, TOKENIZED_PROMPT } from "../../framework/data-keys.ts";
-import type {
-  DataProducer,
-  PluginDefinition,
-  PreRequest,
-  SchedulingContext,
-  SchedulingResult,
-} from "../../framework/types.ts";
+import type { DataProducer, PreRequest, SchedulingContext, SchedulingResult } from "../../framework/types.ts";
+import type { PluginDefinition } from "../../../plugin/types.ts";
 import { chosenEndpoints } from "../shared/chosen-endpoints.ts";
 import { promptPieces } from "./prompt-pieces.ts";
 

@@ -11,13 +11,9 @@
 import { z } from "zod";
 import type { Endpoint } from "../../../endpoints/endpoint.ts";
 import { UPSTREAM_HEADERS_STATE_KEY } from "../../framework/data-keys.ts";
-import type {
-  PluginDefinition,
-  PreRequest,
-  SchedulingContext,
-  SchedulingResult,
-} from "../../framework/types.ts";
-import { SingleProfileHandler } from "../single-profile-handler/index.ts";
+import type { PreRequest, SchedulingContext, SchedulingResult } from "../../framework/types.ts";
+import type { PluginDefinition } from "../../../plugin/types.ts";
+import { SingleProfileHandler } from "../shared/single-profile.ts";
 
 /** Request header naming the picked rank, as llm-d sets it. */
 export const DATA_PARALLEL_HEADER = "x-data-parallel-host-port";

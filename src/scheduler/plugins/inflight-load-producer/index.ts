@@ -19,12 +19,12 @@ import {
 } from "../../framework/data-keys.ts";
 import type {
   DataProducer,
-  PluginDefinition,
   PreRequest,
   ResponseHooks,
   SchedulingContext,
   SchedulingResult,
 } from "../../framework/types.ts";
+import type { PluginDefinition } from "../../../plugin/types.ts";
 import { chosenEndpoints } from "../shared/chosen-endpoints.ts";
 import { type EndpointLoad, inFlightStateKey } from "../shared/inflight-load.ts";
 

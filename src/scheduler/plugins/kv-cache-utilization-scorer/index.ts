@@ -1,7 +1,8 @@
 /** `kv-cache-utilization-scorer`: more free KV cache scores higher. */
 import type { Endpoint } from "../../../endpoints/endpoint.ts";
-import { noParameters } from "../../framework/params.ts";
-import type { PluginDefinition, SchedulingContext, Scorer } from "../../framework/types.ts";
+import { noParameters } from "../../../plugin/params.ts";
+import type { SchedulingContext, Scorer } from "../../framework/types.ts";
+import type { PluginDefinition } from "../../../plugin/types.ts";
 
 class KvCacheUtilizationScorer implements Scorer {
   readonly type = "kv-cache-utilization-scorer";

@@ -1,7 +1,8 @@
 /** `label-selector-filter`: keeps endpoints whose labels match a Kubernetes label selector. */
 import { z } from "zod";
 import type { Endpoint } from "../../../endpoints/endpoint.ts";
-import type { Filter, PluginDefinition, SchedulingContext } from "../../framework/types.ts";
+import type { Filter, SchedulingContext } from "../../framework/types.ts";
+import type { PluginDefinition } from "../../../plugin/types.ts";
 
 const requirement = z
   .strictObject({

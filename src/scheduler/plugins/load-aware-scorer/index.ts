@@ -1,7 +1,8 @@
 /** `load-aware-scorer`: llm-d's waiting-queue scorer with a fixed threshold (reference §2.4). */
 import { z } from "zod";
 import type { Endpoint } from "../../../endpoints/endpoint.ts";
-import type { PluginDefinition, SchedulingContext, Scorer } from "../../framework/types.ts";
+import type { SchedulingContext, Scorer } from "../../framework/types.ts";
+import type { PluginDefinition } from "../../../plugin/types.ts";
 
 const parameters = z.strictObject({ threshold: z.int().positive().default(128) }).prefault({});
 

@@ -1,7 +1,8 @@
 /** `lora-affinity-scorer`: prefer endpoints where the requested adapter is (or can be) loaded. */
 import type { Endpoint } from "../../../endpoints/endpoint.ts";
-import { noParameters } from "../../framework/params.ts";
-import type { PluginDefinition, SchedulingContext, Scorer } from "../../framework/types.ts";
+import { noParameters } from "../../../plugin/params.ts";
+import type { SchedulingContext, Scorer } from "../../framework/types.ts";
+import type { PluginDefinition } from "../../../plugin/types.ts";
 
 /** llm-d's scores: adapter active, a free adapter slot, adapter waiting to load, none of these. */
 export const LORA_SCORES = { active: 1, capacity: 0.8, waiting: 0.6, full: 0 } as const;

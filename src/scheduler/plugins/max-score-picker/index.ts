@@ -1,13 +1,8 @@
 /** `max-score-picker`: the highest-scoring endpoints, ties broken by load then a deterministic rotation. */
-import { type PickerParameters, pickerParameters } from "../../framework/params.ts";
+import { type PickerParameters, pickerParameters } from "../../../plugin/params.ts";
 import { TieBreaker } from "../../framework/tie-break.ts";
-import type {
-  Picker,
-  PluginDefinition,
-  ProfileRunResult,
-  SchedulingContext,
-  ScoredEndpoint,
-} from "../../framework/types.ts";
+import type { Picker, ProfileRunResult, SchedulingContext, ScoredEndpoint } from "../../framework/types.ts";
+import type { PluginDefinition } from "../../../plugin/types.ts";
 
 class MaxScorePicker implements Picker {
   readonly type = "max-score-picker";

@@ -7,14 +7,8 @@ import { z } from "zod";
 import type { Endpoint } from "../../../endpoints/endpoint.ts";
 import { readPrefixMatch } from "../../../kv-index/index.ts";
 import { attributeKey, PREFIX_CACHE_MATCH_INFO } from "../../framework/data-keys.ts";
-import type {
-  Plugin,
-  PluginDefinition,
-  PreRequest,
-  SchedulingContext,
-  SchedulingResult,
-  Scorer,
-} from "../../framework/types.ts";
+import type { PreRequest, SchedulingContext, SchedulingResult, Scorer } from "../../framework/types.ts";
+import type { Plugin, PluginDefinition } from "../../../plugin/types.ts";
 import { chosenEndpoints } from "../shared/chosen-endpoints.ts";
 import { inFlightStateKey } from "../shared/inflight-load.ts";
 import { type ColdLoadMargin, excludeBusy, isCold } from "./cold.ts";

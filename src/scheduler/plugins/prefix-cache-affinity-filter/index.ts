@@ -7,7 +7,8 @@ import { z } from "zod";
 import type { Endpoint } from "../../../endpoints/endpoint.ts";
 import { matchRatio, readPrefixMatch } from "../../../kv-index/index.ts";
 import { attributeKey, IN_FLIGHT_LOAD, PREFIX_CACHE_MATCH_INFO } from "../../framework/data-keys.ts";
-import type { Filter, PluginDefinition, SchedulingContext } from "../../framework/types.ts";
+import type { Filter, SchedulingContext } from "../../framework/types.ts";
+import type { PluginDefinition } from "../../../plugin/types.ts";
 import { inFlightStateKey, readEndpointLoad } from "../shared/inflight-load.ts";
 
 const parameters = z

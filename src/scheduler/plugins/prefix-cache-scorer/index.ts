@@ -6,7 +6,8 @@ import { z } from "zod";
 import type { Endpoint } from "../../../endpoints/endpoint.ts";
 import { readPrefixMatch } from "../../../kv-index/index.ts";
 import { attributeKey, PREFIX_CACHE_MATCH_INFO } from "../../framework/data-keys.ts";
-import type { PluginDefinition, SchedulingContext, Scorer } from "../../framework/types.ts";
+import type { SchedulingContext, Scorer } from "../../framework/types.ts";
+import type { PluginDefinition } from "../../../plugin/types.ts";
 
 const parameters = z
   .strictObject({

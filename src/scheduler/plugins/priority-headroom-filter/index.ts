@@ -24,12 +24,12 @@ import type { Endpoint } from "../../../endpoints/endpoint.ts";
 import { IN_FLIGHT_LOAD } from "../../framework/data-keys.ts";
 import type {
   Filter,
-  PluginDefinition,
   PreRequest,
   ResponseHooks,
   SchedulingContext,
   SchedulingResult,
 } from "../../framework/types.ts";
+import type { PluginDefinition } from "../../../plugin/types.ts";
 import { chosenEndpoints } from "../shared/chosen-endpoints.ts";
 import { inFlightStateKey, readEndpointLoad } from "../shared/inflight-load.ts";
 

@@ -1,8 +1,9 @@
 /** `queue-scorer`: shorter waiting queue scores higher, min-max normalised across candidates. */
 import type { Endpoint } from "../../../endpoints/endpoint.ts";
 import { minMaxLowerIsBetter } from "../../framework/normalize.ts";
-import { noParameters } from "../../framework/params.ts";
-import type { PluginDefinition, SchedulingContext, Scorer } from "../../framework/types.ts";
+import { noParameters } from "../../../plugin/params.ts";
+import type { SchedulingContext, Scorer } from "../../framework/types.ts";
+import type { PluginDefinition } from "../../../plugin/types.ts";
 
 class QueueScorer implements Scorer {
   readonly type = "queue-scorer";

@@ -1,12 +1,7 @@
 /** `random-picker`: uniformly random endpoints, ignoring scores. */
-import { type PickerParameters, pickerParameters } from "../../framework/params.ts";
-import type {
-  Picker,
-  PluginDefinition,
-  ProfileRunResult,
-  SchedulingContext,
-  ScoredEndpoint,
-} from "../../framework/types.ts";
+import { type PickerParameters, pickerParameters } from "../../../plugin/params.ts";
+import type { Picker, ProfileRunResult, SchedulingContext, ScoredEndpoint } from "../../framework/types.ts";
+import type { PluginDefinition } from "../../../plugin/types.ts";
 
 class RandomPicker implements Picker {
   readonly type = "random-picker";

@@ -2,14 +2,9 @@
  * `round-robin-picker`: cycles through the candidates in endpoint-key order, ignoring scores (the
  * GIE conformance EPP's policy; a baseline for the fleet simulator). Not an llm-d plugin type.
  */
-import { type PickerParameters, pickerParameters } from "../../framework/params.ts";
-import type {
-  Picker,
-  PluginDefinition,
-  ProfileRunResult,
-  SchedulingContext,
-  ScoredEndpoint,
-} from "../../framework/types.ts";
+import { type PickerParameters, pickerParameters } from "../../../plugin/params.ts";
+import type { Picker, ProfileRunResult, SchedulingContext, ScoredEndpoint } from "../../framework/types.ts";
+import type { PluginDefinition } from "../../../plugin/types.ts";
 
 class RoundRobinPicker implements Picker {
   readonly type = "round-robin-picker";

@@ -1,8 +1,9 @@
 /** `running-requests-size-scorer`: fewer running requests scores higher, min-max normalised. */
 import type { Endpoint } from "../../../endpoints/endpoint.ts";
 import { minMaxLowerIsBetter } from "../../framework/normalize.ts";
-import { noParameters } from "../../framework/params.ts";
-import type { PluginDefinition, SchedulingContext, Scorer } from "../../framework/types.ts";
+import { noParameters } from "../../../plugin/params.ts";
+import type { SchedulingContext, Scorer } from "../../framework/types.ts";
+import type { PluginDefinition } from "../../../plugin/types.ts";
 
 class RunningRequestsSizeScorer implements Scorer {
   readonly type = "running-requests-size-scorer";

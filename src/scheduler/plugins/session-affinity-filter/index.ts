@@ -3,13 +3,8 @@
  * (an unknown or vanished endpoint keeps all candidates). See ../shared/session-affinity.ts.
  */
 import type { Endpoint } from "../../../endpoints/endpoint.ts";
-import type {
-  Filter,
-  PluginDefinition,
-  PreRequest,
-  SchedulingContext,
-  SchedulingResult,
-} from "../../framework/types.ts";
+import type { Filter, PreRequest, SchedulingContext, SchedulingResult } from "../../framework/types.ts";
+import type { PluginDefinition } from "../../../plugin/types.ts";
 import {
   SessionAffinity,
   type SessionAffinityParams,

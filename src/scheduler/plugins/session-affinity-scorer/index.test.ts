@@ -3,7 +3,7 @@ import { test } from "node:test";
 import { ManualClock } from "../../../core/clock.ts";
 import { makeContext, makeEndpoint, makeEnv } from "../../framework/testing.ts";
 import type { SchedulingResult } from "../../framework/types.ts";
-import { RESPONSE_HEADERS_STATE_KEY } from "../shared/session-affinity.ts";
+import { RESPONSE_HEADERS_STATE_KEY } from "../../framework/data-keys.ts";
 import { instantiate, resultFor } from "../testing.ts";
 import { definition, type SessionAffinityScorer } from "./index.ts";
 

@@ -3,13 +3,8 @@
  * load scorers can outweigh. See ../shared/session-affinity.ts for strategies and the token.
  */
 import type { Endpoint } from "../../../endpoints/endpoint.ts";
-import type {
-  PluginDefinition,
-  PreRequest,
-  SchedulingContext,
-  SchedulingResult,
-  Scorer,
-} from "../../framework/types.ts";
+import type { PreRequest, SchedulingContext, SchedulingResult, Scorer } from "../../framework/types.ts";
+import type { PluginDefinition } from "../../../plugin/types.ts";
 import {
   SessionAffinity,
   type SessionAffinityParams,

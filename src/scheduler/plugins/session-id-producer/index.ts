@@ -4,7 +4,8 @@
  */
 import { z } from "zod";
 import { SESSION_ID } from "../../framework/data-keys.ts";
-import type { DataProducer, PluginDefinition, SchedulingContext } from "../../framework/types.ts";
+import type { DataProducer, SchedulingContext } from "../../framework/types.ts";
+import type { PluginDefinition } from "../../../plugin/types.ts";
 
 const parameters = z
   .strictObject({ headerName: z.string().min(1).optional(), cookieName: z.string().min(1).optional() })

@@ -11,11 +11,9 @@
 import { z } from "zod";
 import type { Clock } from "../../../core/clock.ts";
 import type { Endpoint } from "../../../endpoints/endpoint.ts";
+import { RESPONSE_HEADERS_STATE_KEY } from "../../framework/data-keys.ts";
 import type { SchedulingContext, SchedulingResult } from "../../framework/types.ts";
 import { chosenFor } from "./chosen-endpoints.ts";
-
-/** `ctx.state` key of a `Map<string, string>` of headers plugins want on the client response. */
-export const RESPONSE_HEADERS_STATE_KEY = "response-headers";
 
 const source = z.union([
   z.strictObject({ header: z.string().min(1) }),

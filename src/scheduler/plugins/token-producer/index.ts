@@ -6,7 +6,8 @@
 import { z } from "zod";
 import type { Tokenizer } from "../../../tokenizer/tokenizer.ts";
 import { TOKENIZED_PROMPT } from "../../framework/data-keys.ts";
-import type { DataProducer, PluginDefinition, SchedulingContext } from "../../framework/types.ts";
+import type { DataProducer, SchedulingContext } from "../../framework/types.ts";
+import type { PluginDefinition } from "../../../plugin/types.ts";
 
 const parameters = z
   .strictObject({

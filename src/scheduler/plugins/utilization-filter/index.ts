@@ -2,8 +2,9 @@
 import { z } from "zod";
 import type { Endpoint } from "../../../endpoints/endpoint.ts";
 import { attributeKey, IN_FLIGHT_LOAD, type InFlightLoad } from "../../framework/data-keys.ts";
-import { nonNegativeNumber } from "../../framework/params.ts";
-import type { Filter, PluginDefinition, SchedulingContext } from "../../framework/types.ts";
+import { nonNegativeNumber } from "../../../plugin/params.ts";
+import type { Filter, SchedulingContext } from "../../framework/types.ts";
+import type { PluginDefinition } from "../../../plugin/types.ts";
 
 const METRICS = ["active-requests", "running-requests", "waiting-queue", "kv-cache-utilization"] as const;
 type Metric = (typeof METRICS)[number];

@@ -1,12 +1,7 @@
 /** `weighted-random-picker`: random endpoints with probability proportional to score (A-Res sampling). */
-import { type PickerParameters, pickerParameters } from "../../framework/params.ts";
-import type {
-  Picker,
-  PluginDefinition,
-  ProfileRunResult,
-  SchedulingContext,
-  ScoredEndpoint,
-} from "../../framework/types.ts";
+import { type PickerParameters, pickerParameters } from "../../../plugin/params.ts";
+import type { Picker, ProfileRunResult, SchedulingContext, ScoredEndpoint } from "../../framework/types.ts";
+import type { PluginDefinition } from "../../../plugin/types.ts";
 
 class WeightedRandomPicker implements Picker {
   readonly type = "weighted-random-picker";
