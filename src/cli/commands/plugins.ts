@@ -1,6 +1,7 @@
 /**
  * `llmd plugins [--json]`: every registered plugin type with its stability, the extension points
- * it implements and its parameters (from the zod schema), then the llm-d types planned for later.
+ * it implements and its parameters (from the zod schema), then the llm-d types llmd does not
+ * implement, grouped by what they lack.
  */
 import type { Command } from "commander";
 import { z } from "zod";
@@ -106,9 +107,7 @@ function plannedByPlan(registered: Set<string>): Map<string, string[]> {
 export function registerPlugins(program: Command): void {
   program
     .command("plugins")
-    .description(
-      "list registered scheduler and flow-control plugins, their parameters, and planned llm-d types",
-    )
+    .description("list registered plugins, their parameters, and the llm-d types not implemented")
     .option("--json", "print JSON (full parameter schemas)")
     .action((options: { json?: boolean }) => {
       const infos = createBuiltinRegistry().list().map(infoOf);
@@ -118,7 +117,7 @@ export function registerPlugins(program: Command): void {
         return;
       }
       printTable(infos);
-      console.log("\nllm-d plugin types not implemented yet (a config using one fails naming it):");
+      console.log("\nllm-d plugin types not implemented (a config using one fails naming it):");
       for (const [plan, types] of planned) console.log(`  ${plan}:\n    ${types.join(", ")}`);
       console.log("\nalpha plugins need --allow-experimental-plugins.");
     });
