@@ -40,20 +40,8 @@ export function isCold(
 }
 
 /**
- * How far above the least loaded candidate a cold request may still be placed, in uncached tokens
- * in flight: `tokens` plus `perRequestToken` times this request's own uncached tokens (fewest over
- * the candidates). The second term bounds the extra queueing relative to the request's own prefill.
- */
-export interface ColdLoadMargin {
-  tokens: number;
-  perRequestToken: number;
-  /** Requests with more uncached tokens than this rotate over every candidate (no margin). */
-  maxRequestTokens: number;
-}
-
-/**
  * Zeroes the cold score of every candidate whose uncached tokens in flight (plus this request's
- * own uncached tokens there) exceed the least loaded candidate's by more than the margin, so
+ * own uncached tokens there) exceed the least loaded candidate's by more than `margin` tokens, so
  * the least-recently-used rotation only chooses among replicas that are not clearly busier.
  * Without a load snapshot under `loadStateKey` every candidate counts as idle (nothing changes).
  * `loads` is scratch space of at least `endpoints.length` entries.
@@ -63,18 +51,15 @@ export function excludeBusy(
   state: ReadonlyMap<string, unknown>,
   loadStateKey: string,
   endpoints: readonly Endpoint[],
-  margin: ColdLoadMargin,
+  margin: number,
   loads: Float64Array,
 ): void {
   let least = Number.POSITIVE_INFINITY;
-  let ownTokens = Number.POSITIVE_INFINITY;
   for (let i = 0; i < endpoints.length; i++) {
     const load = readEndpointLoad(state, loadStateKey, endpoints[i]!.metadata.key);
     loads[i] = load.tokens + load.requestUncachedTokens;
     if (loads[i]! < least) least = loads[i]!;
-    if (load.requestUncachedTokens < ownTokens) ownTokens = load.requestUncachedTokens;
   }
-  if (ownTokens > margin.maxRequestTokens) return;
-  const limit = least + margin.tokens + margin.perRequestToken * ownTokens;
+  const limit = least + margin;
   for (let i = 0; i < endpoints.length; i++) if (loads[i]! > limit) scores[i] = 0;
 }

@@ -102,27 +102,6 @@ test("coldMatchRatio 0 (llm-d): any held block makes a request warm", () => {
   assert.deepEqual(Array.from(scorer.score(context([1, 0, 0, 0]), endpoints)), [0.5, 0.5, 0.5, 0.5]);
 });
 
-test("newSessionHeader: a session's first request is cold even when it matches a shared prefix", () => {
-  const scorer = instantiate<NoHitLruScorer>(definition, {
-    newSessionHeader: "X-Session-Id",
-    sessionMemory: 2,
-  });
-  const request = (session: string) => {
-    const ctx = context([2, 2, 0, 0]);
-    return { ...ctx, request: { ...ctx.request, headers: { "x-session-id": session } } };
-  };
-  const first = request("s1");
-  assert.deepEqual(Array.from(scorer.score(first, endpoints)), [1, 1, 1, 1]);
-  assert.deepEqual(Array.from(scorer.score(first, endpoints)), [1, 1, 1, 1], "scored twice: same answer");
-  scorer.preRequest(first, resultFor(endpoints[3]!));
-  assert.deepEqual(Array.from(scorer.score(request("s1"), endpoints)), [0.5, 0.5, 0.5, 0.5]);
-  const [, , , d] = Array.from(scorer.score(request("s2"), endpoints));
-  assert.ok(d! < 1, "d took the last new session");
-  scorer.score(request("s3"), endpoints);
-  assert.equal(scorer.score(request("s1"), endpoints)[0], 1, "s1 was forgotten (sessionMemory 2)");
-  assert.deepEqual(Array.from(scorer.score(context([2, 2, 0, 0]), endpoints)), [0.5, 0.5, 0.5, 0.5]);
-});
-
 function withLoads(ctx: ReturnType<typeof context>, tokens: number[], producer = "inflight-load-producer") {
   const snapshot = new Map(
     endpoints.map((e, i) => [
@@ -164,35 +143,6 @@ test("coldLoadMargin reads the producer named by inFlightLoadProducerName; unset
   assert.deepEqual(Array.from(named.score(loaded(), endpoints)), [1, 0, 1, 1]);
   const llmd = instantiate<NoHitLruScorer>(definition);
   assert.deepEqual(Array.from(llmd.score(withLoads(context(), [0, 10, 0, 0]), endpoints)), [1, 1, 1, 1]);
-});
-
-test("coldLoadMarginRatio: the margin grows with the request's own uncached tokens", () => {
-  const loads = [0, 600, 1200, 3000];
-  const ratio = instantiate<NoHitLruScorer>(definition, { coldLoadMarginRatio: 4 });
-  assert.deepEqual(
-    Array.from(ratio.score(withLoads(context(), loads), endpoints)),
-    [1, 1, 0, 0],
-    "4 × 256 tokens",
-  );
-  const both = instantiate<NoHitLruScorer>(definition, { coldLoadMargin: 200, coldLoadMarginRatio: 4 });
-  assert.deepEqual(
-    Array.from(both.score(withLoads(context(), loads), endpoints)),
-    [1, 1, 1, 0],
-    "200 + 4 × 256",
-  );
-});
-
-test("coldLoadMarginMaxTokens: a request with more uncached tokens than that rotates over every candidate", () => {
-  // The request's own uncached tokens are 256 (withLoads): at the cap the margin applies, above it not.
-  const cases: [maxTokens: number, scores: number[]][] = [
-    [256, [1, 0, 0, 0]],
-    [255, [1, 1, 1, 1]],
-  ];
-  for (const [coldLoadMarginMaxTokens, expected] of cases) {
-    const scorer = instantiate<NoHitLruScorer>(definition, { coldLoadMargin: 500, coldLoadMarginMaxTokens });
-    const scores = scorer.score(withLoads(context(), [0, 600, 1200, 3000]), endpoints);
-    assert.deepEqual(Array.from(scores), expected, `max ${coldLoadMarginMaxTokens}`);
-  }
 });
 
 test("coldLoadMarginExemptHeader: a request naming its session rotates over every candidate", () => {

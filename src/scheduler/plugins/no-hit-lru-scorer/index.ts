@@ -11,7 +11,7 @@ import type { PreRequest, SchedulingContext, SchedulingResult, Scorer } from "..
 import type { Plugin, PluginDefinition } from "../../../plugin/types.ts";
 import { chosenEndpoints } from "../shared/chosen-endpoints.ts";
 import { inFlightStateKey } from "../shared/inflight-load.ts";
-import { type ColdLoadMargin, excludeBusy, isCold } from "./cold.ts";
+import { excludeBusy, isCold } from "./cold.ts";
 
 const parameters = z
   .strictObject({
@@ -20,11 +20,7 @@ const parameters = z
     lruSize: z.int().positive().default(1024),
     coldMatchRatio: z.number().min(0).max(1).default(0),
     coldMaxAdvantage: z.number().min(0).max(1).default(0.1),
-    newSessionHeader: z.string().min(1).optional(),
-    sessionMemory: z.int().positive().default(65536),
     coldLoadMargin: z.int().nonnegative().optional(),
-    coldLoadMarginRatio: z.number().nonnegative().optional(),
-    coldLoadMarginMaxTokens: z.int().positive().optional(),
     coldLoadMarginExemptHeader: z.string().min(1).optional(),
     inFlightLoadProducerName: z.string().min(1).default("inflight-load-producer"),
   })
@@ -43,12 +39,8 @@ export class NoHitLruScorer implements Scorer, PreRequest {
   /** Endpoint keys that took cold requests, least recent first (at most lruSize). */
   private readonly recent = new Set<string>();
   private readonly coldKey: string;
-  private readonly newSessionKey: string;
   private readonly loadStateKey: string;
-  private readonly margin: ColdLoadMargin | undefined;
   private prefixStateKey: string | undefined;
-  /** Session ids seen (newSessionHeader), least recent first. */
-  private readonly sessions = new Set<string>();
   /** Scratch for the candidates' match ratios or loads (reused, grown on demand). */
   private scratch = new Float64Array(64);
 
@@ -58,16 +50,14 @@ export class NoHitLruScorer implements Scorer, PreRequest {
     private readonly lookup: (name: string) => Plugin | undefined,
   ) {
     this.coldKey = `${name}/cold`;
-    this.newSessionKey = `${name}/new-session`;
     this.loadStateKey = inFlightStateKey(params.inFlightLoadProducerName);
-    this.margin = coldMargin(params);
   }
 
   score(ctx: SchedulingContext, endpoints: readonly Endpoint[]): Float64Array {
     const scores = new Float64Array(endpoints.length);
     const match = readPrefixMatch(ctx.state, this.matchStateKey());
     if (this.scratch.length < endpoints.length) this.scratch = new Float64Array(endpoints.length * 2);
-    const cold = this.isNewSession(ctx) || isCold(match, endpoints, this.params, this.scratch);
+    const cold = isCold(match, endpoints, this.params, this.scratch);
     ctx.state.set(this.coldKey, cold);
     if (!cold) return scores.fill(WARM_SCORE);
     const position = new Map(endpoints.map((e, i) => [e.metadata.key, i]));
@@ -80,8 +70,9 @@ export class NoHitLruScorer implements Scorer, PreRequest {
       const i = position.get(key);
       if (i !== undefined) scores[i] = (used - rank++) / (used + 1);
     }
-    if (this.margin !== undefined && !this.namesSession(ctx))
-      excludeBusy(scores, ctx.state, this.loadStateKey, endpoints, this.margin, this.scratch);
+    const margin = this.params.coldLoadMargin;
+    if (margin !== undefined && !this.namesSession(ctx))
+      excludeBusy(scores, ctx.state, this.loadStateKey, endpoints, margin, this.scratch);
     return scores;
   }
 
@@ -104,27 +95,6 @@ export class NoHitLruScorer implements Scorer, PreRequest {
   }
 
   /**
-   * True for the first request of a session id in `newSessionHeader` (none configured: false).
-   * Remembers the last `sessionMemory` session ids, most recently seen last.
-   */
-  private isNewSession(ctx: SchedulingContext): boolean {
-    const header = this.params.newSessionHeader;
-    if (header === undefined) return false;
-    const decided = ctx.state.get(this.newSessionKey);
-    if (typeof decided === "boolean") return decided; // scored again (another profile): same answer
-    const sessionId = ctx.request.headers[header.toLowerCase()];
-    let isNew = false;
-    if (typeof sessionId === "string" && sessionId !== "") {
-      isNew = !this.sessions.delete(sessionId);
-      this.sessions.add(sessionId);
-      if (this.sessions.size > this.params.sessionMemory)
-        this.sessions.delete(this.sessions.values().next().value!);
-    }
-    ctx.state.set(this.newSessionKey, isNew);
-    return isNew;
-  }
-
-  /**
    * The prefix data to read: that of the plugin named `prefixPluginName` (a prefix scorer's
    * producer, or a producer itself), resolved on first use since plugins may be created in any order.
    */
@@ -137,16 +107,6 @@ export class NoHitLruScorer implements Scorer, PreRequest {
     this.prefixStateKey = typeof key === "string" ? key : DEFAULT_PREFIX_STATE_KEY;
     return this.prefixStateKey;
   }
-}
-
-/** The configured load margin of the cold rotation; none (llm-d) when neither parameter is set. */
-function coldMargin(params: NoHitLruParams): ColdLoadMargin | undefined {
-  if (params.coldLoadMargin === undefined && params.coldLoadMarginRatio === undefined) return undefined;
-  return {
-    tokens: params.coldLoadMargin ?? 0,
-    perRequestToken: params.coldLoadMarginRatio ?? 0,
-    maxRequestTokens: params.coldLoadMarginMaxTokens ?? Number.POSITIVE_INFINITY,
-  };
 }
 
 /** Registry entry for `no-hit-lru-scorer`. */
