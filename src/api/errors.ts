@@ -1,7 +1,8 @@
 /**
- * The one error type of llmd: a stable `code`, the HTTP `status` it maps to at the edge, and for
- * requests the router drops, llm-d's `x-llm-d-request-dropped-reason` value.
- * Expected outcomes on hot paths are values, not exceptions; throw this at I/O edges only.
+ * The one error type of llmd and the catalogue of its codes. Each code has one HTTP status, one
+ * OpenAI error `type` and, for requests the router drops, llm-d's `x-llm-d-request-dropped-reason`
+ * value; docs/errors.md lists them (a test keeps the two in sync). Expected outcomes on hot paths
+ * are values, not exceptions; throw an `LlmdError` at I/O and startup edges only.
  */
 export type DroppedReason =
   | "rejected-saturated"
@@ -19,15 +20,119 @@ export type OpenAIErrorType =
   | "server_error"
   | "service_unavailable";
 
-export interface LlmdErrorOptions {
+/** Where a code arises, for the docs. */
+export type ErrorOrigin = "request" | "admission" | "upstream" | "simulator" | "startup";
+
+/** One catalogue entry. */
+export interface ErrorSpec {
   status: number;
-  type?: OpenAIErrorType;
-  param?: string | null;
+  origin: ErrorOrigin;
+  /** One line for docs/errors.md: the condition this code names. */
+  condition: string;
   droppedReason?: DroppedReason;
-  /** Seconds a client should wait before retrying (sets `Retry-After`). */
+  /** Seconds a client should wait before retrying (`Retry-After`), when retrying can help. */
   retryAfterSeconds?: number;
 }
 
+const drop = (status: number, droppedReason: DroppedReason, condition: string, retryAfterSeconds?: number) =>
+  ({ status, origin: "admission", condition, droppedReason, retryAfterSeconds }) as const;
+
+/** Every error code llmd answers or throws with. */
+export const ERROR_CATALOGUE = {
+  invalid_json: { status: 400, origin: "request", condition: "The body is not a JSON object." },
+  invalid_request: {
+    status: 400,
+    origin: "request",
+    condition: "A field is missing or of the wrong type or range; `param` names it.",
+  },
+  duplicate_request_id: {
+    status: 400,
+    origin: "request",
+    condition: "The `x-request-id` is already queued or in flight.",
+  },
+  model_not_found: { status: 404, origin: "request", condition: "No endpoint serves the requested model." },
+  not_found: { status: 404, origin: "request", condition: "No route for the path." },
+  method_not_allowed: { status: 405, origin: "request", condition: "The route exists for another method." },
+  request_too_large: { status: 413, origin: "request", condition: "The body exceeds the size limit." },
+  shed: drop(
+    429,
+    "rejected-saturated",
+    "A sheddable request (priority < 0) was shed while the pool is saturated (legacy admission or `probabilistic-admitter`).",
+    1,
+  ),
+  no_endpoint_picked: drop(
+    429,
+    "rejected-saturated",
+    "Endpoints exist, but the scheduling filters left none for this request.",
+    1,
+  ),
+  flow_control_saturated: drop(429, "rejected-saturated", "A flow-control queue is at its capacity.", 1),
+  flow_control_ttl_expired: drop(429, "rejected-ttl-expired", "The request waited past its queue TTL.", 1),
+  evicted: drop(429, "evicted", "Flow control evicted the running request for higher-priority traffic.", 1),
+  no_endpoints: drop(503, "rejected-no-endpoints", "The pool has no ready endpoint for the model.", 5),
+  client_cancelled: drop(503, "rejected-context-cancelled", "The client left while the request was queued."),
+  shutting_down: drop(503, "rejected-shutting-down", "The router is shutting down.", 1),
+  upstream_failed: { status: 502, origin: "upstream", condition: "The model server failed or closed early." },
+  upstream_timeout: {
+    status: 504,
+    origin: "upstream",
+    condition: "The model server did not answer in time.",
+  },
+  internal_error: { status: 500, origin: "upstream", condition: "A bug: an unexpected exception." },
+  engine_rejected: {
+    status: 400,
+    origin: "simulator",
+    condition: "The engine refused the request (e.g. longer than the model's context).",
+  },
+  queue_full: { status: 429, origin: "simulator", condition: "The engine's waiting queue is full." },
+  rate_limit_exceeded: { status: 429, origin: "simulator", condition: "Injected failure `rate_limit`." },
+  invalid_api_key: { status: 401, origin: "simulator", condition: "Injected failure `invalid_api_key`." },
+  context_length_exceeded: {
+    status: 400,
+    origin: "simulator",
+    condition:
+      "Prompt plus requested output exceed the model context (vLLM's code; also injected `context_length`).",
+  },
+  server_error: { status: 503, origin: "simulator", condition: "Injected failure `server_error`." },
+  invalid_request_error: {
+    status: 400,
+    origin: "simulator",
+    condition: "Injected failure `invalid_request` (llm-d-inference-sim's code).",
+  },
+  injected_error: {
+    status: 500,
+    origin: "simulator",
+    condition: "Forced by the `X-Return-Error: <status>` header; that status (500 when invalid).",
+  },
+  invalid_config: { status: 500, origin: "startup", condition: "The EndpointPickerConfig cannot be used." },
+  invalid_scenario: { status: 400, origin: "startup", condition: "A scenario file or value is invalid." },
+  invalid_override: { status: 400, origin: "startup", condition: "A `--set` is not `key=value`." },
+  invalid_engine_options: { status: 400, origin: "startup", condition: "An engine option is out of range." },
+  invalid_endpoints_file: { status: 400, origin: "startup", condition: "The endpoints file is malformed." },
+  endpoints_file_unreadable: {
+    status: 400,
+    origin: "startup",
+    condition: "The endpoints file cannot be read.",
+  },
+  no_endpoints_configured: {
+    status: 500,
+    origin: "startup",
+    condition: "No endpoint source: no `--endpoints`, endpoints file or discovery plugin.",
+  },
+  invalid_option: { status: 400, origin: "startup", condition: "A command-line flag has an invalid value." },
+} as const satisfies Record<string, ErrorSpec>;
+
+/** A catalogued error code. */
+export type ErrorCode = keyof typeof ERROR_CATALOGUE;
+
+/** Per-error details; `status` only for `injected_error`, whose status the client chooses. */
+export interface LlmdErrorOptions {
+  param?: string | null;
+  retryAfterSeconds?: number;
+  status?: number;
+}
+
+/** An error with a catalogued code; status, type and dropped reason come from the catalogue. */
 export class LlmdError extends Error {
   readonly status: number;
   readonly type: OpenAIErrorType;
@@ -36,21 +141,23 @@ export class LlmdError extends Error {
   readonly retryAfterSeconds: number | undefined;
 
   constructor(
-    readonly code: string,
+    readonly code: ErrorCode,
     message: string,
-    options: LlmdErrorOptions,
+    options: LlmdErrorOptions = {},
   ) {
     super(message);
+    const spec: ErrorSpec = ERROR_CATALOGUE[code];
     this.name = "LlmdError";
-    this.status = options.status;
-    this.type = options.type ?? defaultType(options.status);
+    this.status = options.status ?? spec.status;
+    this.type = openAIType(this.status);
     this.param = options.param ?? null;
-    this.droppedReason = options.droppedReason;
-    this.retryAfterSeconds = options.retryAfterSeconds;
+    this.droppedReason = spec.droppedReason;
+    this.retryAfterSeconds = options.retryAfterSeconds ?? spec.retryAfterSeconds;
   }
 }
 
-function defaultType(status: number): OpenAIErrorType {
+/** The OpenAI error `type` of a status. */
+export function openAIType(status: number): OpenAIErrorType {
   if (status === 404) return "not_found_error";
   if (status === 429) return "rate_limit_error";
   if (status === 503) return "service_unavailable";
@@ -72,7 +179,7 @@ export function toOpenAIError(err: unknown): {
   const e =
     err instanceof LlmdError
       ? err
-      : new LlmdError("internal_error", err instanceof Error ? err.message : String(err), { status: 500 });
+      : new LlmdError("internal_error", err instanceof Error ? err.message : String(err));
   const headers: Record<string, string> = {};
   if (e.droppedReason) headers["x-llm-d-request-dropped-reason"] = e.droppedReason;
   if (e.retryAfterSeconds !== undefined) headers["retry-after"] = String(Math.ceil(e.retryAfterSeconds));
@@ -87,7 +194,7 @@ export function toOpenAIError(err: unknown): {
 export function badRequest(
   message: string,
   param: string | null = null,
-  code = "invalid_request",
+  code: ErrorCode = "invalid_request",
 ): LlmdError {
-  return new LlmdError(code, message, { status: 400, param });
+  return new LlmdError(code, message, { param });
 }

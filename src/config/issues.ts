@@ -60,7 +60,7 @@ export function formatIssues(issues: readonly ConfigIssue[]): string {
 /** Thrown by `loadConfig` when a config cannot be used; `issues` lists every problem found. */
 export class ConfigError extends LlmdError {
   constructor(readonly issues: readonly ConfigIssue[]) {
-    super("invalid_config", `invalid EndpointPickerConfig:\n${formatIssues(issues)}`, { status: 500 });
+    super("invalid_config", `invalid EndpointPickerConfig:\n${formatIssues(issues)}`);
     this.name = "ConfigError";
   }
 }

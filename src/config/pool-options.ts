@@ -30,7 +30,7 @@ export interface PoolOverrides {
 
 /**
  * Pool options from `runtime`'s data layer with `overrides` applied. Throws an `LlmdError`
- * (`no_endpoints`) when neither the flags nor the config name any endpoints.
+ * (`no_endpoints_configured`) when neither the flags nor the config name any endpoints.
  */
 export function endpointPoolOptionsFromConfig(
   runtime: Pick<RuntimeConfig, "dataLayerPlugins">,
@@ -71,8 +71,8 @@ export function roundToTick(requestedMs: number | undefined, baseMs: number): nu
 
 function noEndpoints(): LlmdError {
   return new LlmdError(
-    "no_endpoints",
+    "no_endpoints_configured",
     "no endpoints: give --endpoints, --endpoints-file or LLMD_ENDPOINTS, or wire a file-discovery plugin as dataLayer.discovery.endpoints",
-    { status: 500 },
+    {},
   );
 }

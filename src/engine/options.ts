@@ -194,5 +194,5 @@ function checkRange(field: string, v: number, min: number, max: number): void {
 }
 
 function fail(field: string, message: string): never {
-  throw new LlmdError("invalid_engine_options", `${field}: ${message}`, { status: 400, param: field });
+  throw new LlmdError("invalid_engine_options", `${field}: ${message}`, { param: field });
 }

@@ -37,8 +37,7 @@ export async function runScenario(
   registry?: PluginRegistry,
 ): Promise<ScenarioRun> {
   const profile = parseProfileName(scenario.fleet.profile);
-  if (!profile)
-    throw new LlmdError("invalid_scenario", `unknown profile ${scenario.fleet.profile}`, { status: 400 });
+  if (!profile) throw new LlmdError("invalid_scenario", `unknown profile ${scenario.fleet.profile}`);
   const clock = new ManualClock();
   const random = new Rng(`router:${scenario.seed}`);
   const router = loadConfig(routerConfigText(scenario), {

@@ -10,7 +10,7 @@ export const DEFAULT_MAX_BODY_BYTES = 16 * 1024 * 1024;
 
 /** Body too large: 413 OpenAI error. */
 export function bodyTooLarge(limitBytes: number): LlmdError {
-  return new LlmdError("request_too_large", `request body exceeds ${limitBytes} bytes`, { status: 413 });
+  return new LlmdError("request_too_large", `request body exceeds ${limitBytes} bytes`);
 }
 
 /**

@@ -52,17 +52,11 @@ export interface InferenceDeps {
 }
 
 const noEndpoints = (model: string) =>
-  new LlmdError("no_endpoints", `no ready endpoint serves model '${model}'`, {
-    status: 503,
-    droppedReason: "rejected-no-endpoints",
-  });
+  new LlmdError("no_endpoints", `no ready endpoint serves model '${model}'`);
 const saturated = () =>
-  new LlmdError("saturated", "the scheduler found no endpoint for this request", {
-    status: 429,
-    droppedReason: "rejected-saturated",
-  });
+  new LlmdError("no_endpoint_picked", "the scheduler found no endpoint for this request");
 const unknownModel = (model: string) =>
-  new LlmdError("model_not_found", `The model '${model}' does not exist.`, { status: 404, param: "model" });
+  new LlmdError("model_not_found", `The model '${model}' does not exist.`, { param: "model" });
 
 /** Serves one POST to an inference path. Never rejects. */
 export async function handleInference(

@@ -33,7 +33,5 @@ export function endStreamWithError(res: ServerResponse, err: LlmdError): void {
 
 /** The upstream failed after the request reached it (502, or 504 for a timeout). */
 export function upstreamFailure(message: string, timeout: boolean): LlmdError {
-  return timeout
-    ? new LlmdError("upstream_timeout", message, { status: 504 })
-    : new LlmdError("upstream_failed", message, { status: 502 });
+  return timeout ? new LlmdError("upstream_timeout", message) : new LlmdError("upstream_failed", message);
 }

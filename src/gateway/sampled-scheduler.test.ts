@@ -11,7 +11,7 @@ function recorder(calls: string[]): RequestScheduler {
     prepare: () => void calls.push("prepare"),
     schedule: () => {
       calls.push("schedule");
-      return new LlmdError("saturated", "none", { status: 429 });
+      return new LlmdError("no_endpoint_picked", "none");
     },
     preRequest: () => void calls.push("preRequest"),
     firstToken: () => void calls.push("firstToken"),

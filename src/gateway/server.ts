@@ -59,9 +59,9 @@ function modelList(pool: GatewayPool): unknown {
   return { object: "list", data };
 }
 
-const notFound = (path: string) => new LlmdError("not_found", `no route for ${path}`, { status: 404 });
+const notFound = (path: string) => new LlmdError("not_found", `no route for ${path}`);
 const methodNotAllowed = (method: string, path: string) =>
-  new LlmdError("method_not_allowed", `${method} is not allowed on ${path}`, { status: 405 });
+  new LlmdError("method_not_allowed", `${method} is not allowed on ${path}`);
 
 type LocalHandler = (deps: InferenceDeps, res: ServerResponse) => void;
 

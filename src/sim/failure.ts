@@ -3,33 +3,29 @@
  * request fails with one of `failure-types` (picked uniformly); the `X-Return-Error: <status>`
  * request header forces a failure with that status deterministically.
  */
-import { LlmdError } from "../api/errors.ts";
+import { ERROR_CATALOGUE, type ErrorCode, LlmdError } from "../api/errors.ts";
 import type { FAILURE_TYPES } from "./config.ts";
 
 /** One injectable failure kind. */
 export type FailureType = (typeof FAILURE_TYPES)[number];
 
-const FAILURES: Record<FailureType, { status: number; code: string; message: (model: string) => string }> = {
-  rate_limit: { status: 429, code: "rate_limit_exceeded", message: (m) => `Rate limit reached for ${m}` },
-  invalid_api_key: { status: 401, code: "invalid_api_key", message: () => "Incorrect API key provided." },
+const FAILURES: Record<FailureType, { code: ErrorCode; message: (model: string) => string }> = {
+  rate_limit: { code: "rate_limit_exceeded", message: (m) => `Rate limit reached for ${m}` },
+  invalid_api_key: { code: "invalid_api_key", message: () => "Incorrect API key provided." },
   context_length: {
-    status: 400,
     code: "context_length_exceeded",
     message: () =>
       "This model's maximum context length is exceeded. Please reduce the length of the messages.",
   },
   server_error: {
-    status: 503,
     code: "server_error",
     message: () => "The server is overloaded or not ready yet.",
   },
   invalid_request: {
-    status: 400,
     code: "invalid_request_error",
     message: () => "Invalid request parameters.",
   },
   model_not_found: {
-    status: 404,
     code: "model_not_found",
     message: (m) => `The model \`${m}\` does not exist.`,
   },
@@ -54,11 +50,13 @@ export class FailureInjector {
 
 function failure(type: FailureType, model: string): LlmdError {
   const f = FAILURES[type];
-  return new LlmdError(f.code, f.message(model), { status: f.status });
+  return new LlmdError(f.code, f.message(model));
 }
 
 function forced(model: string, status: number): LlmdError {
-  const type = (Object.keys(FAILURES) as FailureType[]).find((t) => FAILURES[t].status === status);
+  const type = (Object.keys(FAILURES) as FailureType[]).find(
+    (t) => ERROR_CATALOGUE[FAILURES[t].code].status === status,
+  );
   if (type) return failure(type, model);
   const valid = Number.isInteger(status) && status >= 400 && status <= 599;
   return new LlmdError("injected_error", `Injected error with status ${status}`, {

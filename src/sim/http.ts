@@ -10,7 +10,7 @@ export type BodyResult = { ok: true; text: string } | { ok: false; error: LlmdEr
 
 function tooLarge(limitBytes: number): BodyResult {
   const message = `Request body exceeds the limit of ${limitBytes} bytes`;
-  return { ok: false, error: new LlmdError("request_too_large", message, { status: 413 }) };
+  return { ok: false, error: new LlmdError("request_too_large", message) };
 }
 
 /** Reads the whole request body as UTF-8, stopping early once it exceeds `limitBytes`. */
@@ -31,9 +31,7 @@ export function readBody(req: IncomingMessage, limitBytes: number): Promise<Body
     };
     req.on("data", onData);
     req.on("end", () => resolve({ ok: true, text: Buffer.concat(chunks, size).toString("utf8") }));
-    req.on("error", (err) =>
-      resolve({ ok: false, error: new LlmdError("bad_body", err.message, { status: 400 }) }),
-    );
+    req.on("error", (err) => resolve({ ok: false, error: new LlmdError("invalid_request", err.message) }));
   });
 }
 

@@ -76,13 +76,10 @@ function route(ctx: SimContext, req: IncomingMessage, res: ServerResponse): void
   const path = query < 0 ? url : url.slice(0, query);
   const entry = ROUTES.get(path);
   if (!entry) {
-    sendError(res, new LlmdError("not_found", `No route for ${path}`, { status: 404 }));
+    sendError(res, new LlmdError("not_found", `No route for ${path}`));
   } else if (req.method !== entry.method) {
     res.setHeader("allow", entry.method);
-    sendError(
-      res,
-      new LlmdError("method_not_allowed", `Method ${req.method} not allowed on ${path}`, { status: 405 }),
-    );
+    sendError(res, new LlmdError("method_not_allowed", `Method ${req.method} not allowed on ${path}`));
   } else {
     Promise.resolve()
       .then(() => entry.handler(ctx, req, res))

@@ -123,7 +123,7 @@ export function parseScenario(text: string, file: string, overrides: readonly st
   const parsed = scenarioSchema.safeParse(doc);
   if (!parsed.success) {
     const detail = parsed.error.issues.map((i) => `${i.path.join(".") || "(root)"}: ${i.message}`).join("; ");
-    throw new LlmdError("invalid_scenario", `${file}: ${detail}`, { status: 400 });
+    throw new LlmdError("invalid_scenario", `${file}: ${detail}`);
   }
   return { ...parsed.data, baseDir: dirname(resolve(file)), file };
 }
@@ -136,8 +136,7 @@ export function loadScenario(file: string, overrides: readonly string[] = []): S
 /** Sets `a.b.c=value` in a plain object tree, creating objects on the way. */
 export function applyOverride(doc: Record<string, unknown>, assignment: string): void {
   const eq = assignment.indexOf("=");
-  if (eq <= 0)
-    throw new LlmdError("invalid_override", `expected key=value, got "${assignment}"`, { status: 400 });
+  if (eq <= 0) throw new LlmdError("invalid_override", `expected key=value, got "${assignment}"`);
   const keys = assignment.slice(0, eq).split(".");
   let node = doc;
   for (const key of keys.slice(0, -1)) {

@@ -148,7 +148,7 @@ test("no endpoints anywhere is an LlmdError naming the ways to give them", () =>
     () => endpointPoolOptionsFromConfig(runtime),
     (err: unknown) =>
       err instanceof Error &&
-      (err as { code?: string }).code === "no_endpoints" &&
+      (err as { code?: string }).code === "no_endpoints_configured" &&
       /--endpoints-file.*file-discovery/.test(err.message),
   );
 });

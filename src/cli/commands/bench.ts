@@ -21,6 +21,7 @@ import {
   type TenantReport,
   tenantReport,
 } from "../../report/tenant-report.ts";
+import { numberFlag } from "../flags.ts";
 
 interface BenchFlags {
   url: string;
@@ -71,8 +72,8 @@ export function registerBench(program: Command): void {
       if (!flags.quiet) bar.start(scenario.durationS, 0, { inFlight: 0 });
       const common = {
         url: flags.url,
-        timeScale: Number(flags.timeScale),
-        blockTokens: Number(flags.blockSize),
+        timeScale: numberFlag("time-scale", flags.timeScale, { min: Number.MIN_VALUE }),
+        blockTokens: numberFlag("block-size", flags.blockSize, { min: 1, integer: true }),
         onProgress: (ms: number, inFlight: number) =>
           bar.update(Math.min(scenario.durationS, Math.round(ms / 1000)), { inFlight }),
       };

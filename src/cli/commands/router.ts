@@ -9,6 +9,7 @@ import { endpointsFromEnv, parseEndpointList } from "../../endpoints/sources/sta
 import { parseObjectives, TenantMap } from "../../flow-control/identity.ts";
 import { DEFAULT_MAX_BODY_BYTES } from "../../gateway/body.ts";
 import { type Router, startRouter } from "../../gateway/router.ts";
+import { numberFlag } from "../flags.ts";
 
 /** Parsed `llmd router` flags. */
 interface RouterFlags extends GatewayFlags {
@@ -40,7 +41,7 @@ export function gatewayOptions(flags: GatewayFlags): {
   return {
     ...(flags.objectives ? { objectives: parseObjectives(readFileSync(flags.objectives, "utf8")) } : {}),
     ...(flags.tenants ? { tenants: TenantMap.parse(readFileSync(flags.tenants, "utf8")) } : {}),
-    streamFlushMs: Number(flags.streamFlushMs),
+    streamFlushMs: numberFlag("stream-flush-ms", flags.streamFlushMs),
   };
 }
 
@@ -101,10 +102,10 @@ export function registerRouter(program: Command): void {
       ...(flags.config ? { config: { path: flags.config } } : {}),
       ...(endpoints ? { endpoints } : {}),
       ...(flags.endpointsFile ? { endpointsFile: flags.endpointsFile } : {}),
-      port: Number(flags.port),
+      port: numberFlag("port", flags.port, { integer: true }),
       host: flags.host,
       allowExperimentalPlugins: flags.allowExperimentalPlugins === true,
-      maxBodyBytes: Number(flags.maxBodyBytes),
+      maxBodyBytes: numberFlag("max-body-bytes", flags.maxBodyBytes, { min: 1, integer: true }),
       ...gatewayOptions(flags),
     });
     process.stdout.write(`llmd router listening on http://127.0.0.1:${router.port}\n`);

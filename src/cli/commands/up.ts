@@ -7,6 +7,7 @@ import { parseEndpointList } from "../../endpoints/sources/static-source.ts";
 import { startRouter } from "../../gateway/router.ts";
 import { startSimReplicas } from "../sim-replicas.ts";
 import { type GatewayFlags, gatewayOptions, stopOnSignals, withGatewayFlags } from "./router.ts";
+import { numberFlag } from "../flags.ts";
 
 /** Parsed `llmd up` flags. */
 interface UpFlags extends GatewayFlags {
@@ -28,8 +29,8 @@ function curlExample(url: string, model: string): string {
 
 async function up(flags: UpFlags): Promise<void> {
   const sims = await startSimReplicas({
-    replicas: Number(flags.replicas),
-    basePort: Number(flags.simBasePort),
+    replicas: numberFlag("replicas", flags.replicas, { min: 1, integer: true }),
+    basePort: numberFlag("sim-base-port", flags.simBasePort, { integer: true }),
     simArgs: [
       "--model",
       flags.model,
@@ -48,7 +49,7 @@ async function up(flags: UpFlags): Promise<void> {
     router = await startRouter({
       ...(flags.config ? { config: { path: flags.config } } : {}),
       endpoints: parseEndpointList(sims.urls.join(",")),
-      port: Number(flags.port),
+      port: numberFlag("port", flags.port, { integer: true }),
       host: "0.0.0.0",
       allowExperimentalPlugins: flags.allowExperimentalPlugins === true,
       ...gatewayOptions(flags),

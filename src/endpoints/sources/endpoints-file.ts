@@ -83,5 +83,5 @@ function formatPath(path: readonly PropertyKey[]): string {
 }
 
 function invalid(why: string): LlmdError {
-  return new LlmdError("invalid_endpoints_file", `invalid endpoints file: ${why}`, { status: 400 });
+  return new LlmdError("invalid_endpoints_file", `invalid endpoints file: ${why}`);
 }

@@ -123,9 +123,7 @@ class FileDiscovery implements EndpointSource {
       return await readFile(path, "utf8");
     } catch (err) {
       if (err instanceof LlmdError) throw err;
-      throw new LlmdError("endpoints_file_unreadable", `cannot read ${path}: ${(err as Error).message}`, {
-        status: 400,
-      });
+      throw new LlmdError("endpoints_file_unreadable", `cannot read ${path}: ${(err as Error).message}`);
     }
   }
 }
@@ -134,8 +132,6 @@ function tooLarge(path: string, size: number): LlmdError {
   return new LlmdError(
     "invalid_endpoints_file",
     `${path} is ${size} bytes, over ${MAX_ENDPOINTS_FILE_BYTES}`,
-    {
-      status: 400,
-    },
+    {},
   );
 }

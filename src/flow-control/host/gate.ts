@@ -53,7 +53,6 @@ export type EvictHandler = (error: LlmdError) => void;
 
 const duplicateId = (id: string) =>
   new LlmdError("duplicate_request_id", `request id ${JSON.stringify(id)} is already queued or in flight`, {
-    status: 400,
     param: "x-request-id",
   });
 

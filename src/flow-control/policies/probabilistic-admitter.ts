@@ -45,9 +45,7 @@ export function probabilisticAdmitter(
       if (ctx.request.priority >= 0) return undefined;
       const saturation = poolUtilization(endpoints, ctx.clock.now(), params);
       if (random() >= shedProbability(saturation, params.power, params.k)) return undefined;
-      return new LlmdError("request_shed", "sheddable request shed: the pool is saturated", {
-        status: 429,
-        droppedReason: "rejected-saturated",
+      return new LlmdError("shed", "sheddable request shed: the pool is saturated", {
         retryAfterSeconds: 1,
       });
     },

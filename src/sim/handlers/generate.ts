@@ -43,7 +43,6 @@ function admit(
   const served = ctx.models.get(request.model);
   if (!served) {
     const error = new LlmdError("model_not_found", `The model \`${request.model}\` does not exist.`, {
-      status: 404,
       param: "model",
     });
     return { ok: false, error };
@@ -55,7 +54,7 @@ function admit(
   const tooLong = contextError(ctx.maxModelLen, promptIds.length, request);
   if (tooLong) return { ok: false, error: tooLong };
   if (queueFull(ctx)) {
-    const error = new LlmdError("queue_full", "The waiting queue is full; retry later.", { status: 429 });
+    const error = new LlmdError("queue_full", "The waiting queue is full; retry later.");
     return { ok: false, error };
   }
   const output = ctx.planner.plan(request, promptIds.length);

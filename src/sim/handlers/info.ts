@@ -43,10 +43,7 @@ export async function handleTokenize(
   if (!json.ok) return sendError(res, json.error);
   const { model, prompt, messages } = json.value;
   if (model !== undefined && (typeof model !== "string" || !ctx.models.has(model))) {
-    return sendError(
-      res,
-      new LlmdError("model_not_found", `The model \`${String(model)}\` does not exist.`, { status: 404 }),
-    );
+    return sendError(res, new LlmdError("model_not_found", `The model \`${String(model)}\` does not exist.`));
   }
   let text: string;
   if (typeof prompt === "string") text = prompt;

@@ -57,7 +57,7 @@ export class GenerationRun implements OutputSink {
       this.done = true;
       sendError(
         this.res,
-        new LlmdError("engine_rejected", `Engine refused the request: ${rejection.reason}`, { status: 400 }),
+        new LlmdError("engine_rejected", `Engine refused the request: ${rejection.reason}`),
       );
       return;
     }

@@ -30,9 +30,6 @@ export class SingleProfileHandler implements ProfileHandler {
     for (const [name, result] of results) {
       if (result) return { primaryProfileName: name, profileResults: new Map(results) };
     }
-    return new LlmdError("rejected_saturated", "no endpoint passed the scheduling filters", {
-      status: 429,
-      droppedReason: "rejected-saturated",
-    });
+    return new LlmdError("no_endpoint_picked", "no endpoint passed the scheduling filters");
   }
 }
