@@ -30,6 +30,12 @@ describe("offload tiers", () => {
     shape.cpuReloadBytes = hitBlocks * o.blockBytes;
     const expected = new ProfileTimingModel(o).stepMs(shape);
     assert.ok(Math.abs(result.firstTokenMs - expected) < 1e-9, `${result.firstTokenMs} vs ${expected}`);
+    // The reload adds exactly its bytes over the CPU link's bandwidth (GB/s = 1e6 bytes per ms).
+    shape.cpuReloadBytes = 0;
+    const transferMs = (hitBlocks * o.blockBytes) / (o.cpuOffloadGBps * 1e6);
+    assert.ok(transferMs > 0);
+    const reload = result.firstTokenMs - new ProfileTimingModel(o).stepMs(shape);
+    assert.ok(Math.abs(reload - transferMs) < 1e-9, `reload ${reload} ms vs ${transferMs} ms`);
     const recompute = evictFirstPrompt({}).result;
     assert.equal(recompute.cachedTokens, 0);
     assert.ok(result.firstTokenMs < recompute.firstTokenMs);

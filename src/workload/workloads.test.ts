@@ -136,8 +136,15 @@ describe("closed-loop sessions", () => {
     const namespaces = (r: typeof a) => r!.segments.map((g) => g.ns);
     assert.deepEqual(namespaces(a), ["weka:shared:a", "weka:s#0", "weka:s#0", "weka:s#0:tail:a:0"]);
     assert.deepEqual(namespaces(b), ["weka:shared:a", "weka:shared:b", "weka:shared:b", "weka:s#0:tail:b:0"]);
-    assert.deepEqual(a!.segments, a!.segments);
+    const firstRead = a!.segments;
+    assert.notEqual(a!.segments, firstRead, "rebuilt on each read");
+    assert.deepEqual(a!.segments, firstRead, "every read yields the same segments");
     assert.equal(a!.inputTokens, 200);
+    assert.equal(
+      firstRead.reduce((sum, g) => sum + g.tokens, 0),
+      a!.inputTokens,
+      "segments sum to the input",
+    );
   });
 
   it("replaces a finished session so concurrency stays constant", () => {

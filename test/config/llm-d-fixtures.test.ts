@@ -61,10 +61,18 @@ test("the table covers all 19 shipped configs", () => {
 
 for (const [file, unimplemented] of Object.entries(EXPECTED)) {
   test(`${file}: ${unimplemented.length === 0 ? "loads" : `needs ${unimplemented.join(", ")}`}`, () => {
-    const result = parseConfig(readFileSync(join(DIR, file), "utf8"));
+    const text = readFileSync(join(DIR, file), "utf8");
+    const result = parseConfig(text);
     if (unimplemented.length === 0) {
       assert.ok(result.ok, result.ok ? "" : JSON.stringify(result.issues, null, 1));
-      assert.ok(result.config.scheduler.parts.profiles.size >= 1);
+      const declared = (
+        (parseYaml(text) as { schedulingProfiles?: { name: string }[] }).schedulingProfiles ?? []
+      ).map((p) => p.name);
+      assert.deepEqual(
+        [...result.config.scheduler.parts.profiles.keys()],
+        declared.length > 0 ? declared : ["default"],
+        "the file's scheduling profiles, in order",
+      );
       return;
     }
     assert.ok(!result.ok, "expected a failure naming the unimplemented plugins");

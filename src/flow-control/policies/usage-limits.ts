@@ -49,7 +49,8 @@ export function softReflectiveCeiling(name = "soft-reflective-ceiling-policy"): 
     kind: "usage-limit",
     ceiling(query: Readonly<CeilingQuery>): number {
       const { saturation, rank, bandCount } = query;
-      const ceiling = bandCount > 1 ? 1 - (rank * saturation) / (bandCount - 1) : 1;
+      // Clamped at 0: past saturation 1 the lower bands' line falls below zero, outside a ceiling's range.
+      const ceiling = bandCount > 1 ? Math.max(0, 1 - (rank * saturation) / (bandCount - 1)) : 1;
       if (saturation < ceiling || saturation >= 1) return ceiling;
       const period = Math.max(1, Math.round(saturation / (1 - saturation)));
       return query.attempt % period === 0 ? Number.POSITIVE_INFINITY : ceiling;

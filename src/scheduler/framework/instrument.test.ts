@@ -17,21 +17,21 @@ plugins:
 
 test("the instrumented scheduler reports every plugin call and the e2e duration, sharing state", () => {
   const calls: string[] = [];
-  const e2e: boolean[] = [];
+  const pluginSeconds: number[] = [];
+  const e2e: { seconds: number; ok: boolean }[] = [];
   const observer: SchedulerObserver = {
     pluginDuration: (point: string, plugin: Plugin, seconds: number) => {
-      assert.ok(seconds >= 0);
+      pluginSeconds.push(seconds);
       calls.push(`${point}:${plugin.type}:${plugin.name}`);
     },
-    schedulerDuration: (seconds, ok) => {
-      assert.ok(seconds >= 0);
-      e2e.push(ok);
-    },
+    schedulerDuration: (seconds, ok) => e2e.push({ seconds, ok }),
   };
   const runtime = loadConfig(CONFIG);
   const scheduler = runtime.instrument(observer);
   const endpoints = [makeEndpoint("a"), makeEndpoint("b", { metrics: { waitingQueueSize: 3 } })];
+  const started = performance.now();
   const result = scheduler.schedule(makeContext(), endpoints);
+  const wallSeconds = (performance.now() - started) / 1000;
   assert.ok(!(result instanceof LlmdError));
   assert.equal(result.profileResults.get("default")!.targetEndpoints[0]!.metadata.name, "a");
   for (const expected of [
@@ -44,7 +44,17 @@ test("the instrumented scheduler reports every plugin call and the e2e duration,
   ]) {
     assert.ok(calls.includes(expected), `${expected} in ${calls}`);
   }
-  assert.deepEqual(e2e, [true]);
+  assert.deepEqual(
+    e2e.map((d) => d.ok),
+    [true],
+  );
+  // Durations are seconds of wall time: the plugin calls happen one after another inside the
+  // scheduling call, which itself happens inside the measured window.
+  const seconds = e2e[0]!.seconds;
+  assert.ok(seconds > 0 && seconds <= wallSeconds, `e2e ${seconds} s within the ${wallSeconds} s window`);
+  const sum = pluginSeconds.reduce((a, b) => a + b, 0);
+  for (const s of pluginSeconds) assert.ok(s >= 0 && Number.isFinite(s), `plugin duration ${s}`);
+  assert.ok(sum <= seconds + 1e-9, `plugin durations ${sum} s exceed the e2e ${seconds} s`);
 });
 
 test("the uninstrumented scheduler reports nothing", () => {

@@ -5,34 +5,17 @@
  */
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { createBuiltinRegistry } from "../../config/registry.ts";
+import { builtinDefinitions, createSample } from "../../config/testing.ts";
 import { ROLE_LABEL } from "../../endpoints/endpoint.ts";
 import { DEFAULT_PRODUCERS } from "../framework/data-keys.ts";
 import { isDataProducer, isFilter, isPicker, isScorer } from "../framework/guards.ts";
-import { makeContext, makeEndpoint, makeEnv, seededRandom } from "../framework/testing.ts";
+import { makeContext, makeEndpoint, seededRandom } from "../framework/testing.ts";
 import type { Endpoint } from "../../endpoints/endpoint.ts";
 import type { SchedulingContext, ScoredEndpoint } from "../framework/types.ts";
-import type { Plugin, PluginEnvironment } from "../../plugin/types.ts";
-
-const registry = createBuiltinRegistry();
-
-/** Parameters for plugins that cannot be created from defaults alone. */
-const SAMPLE_PARAMS: Record<string, unknown> = {
-  "utilization-filter": { conditions: [{ metric: "waiting-queue", maxValue: 4 }] },
-  "session-id-producer": { headerName: "x-session-id" },
-  "priority-holdback-policy": { minCeiling: 0.5 },
-  "file-discovery": { path: "endpoints.yaml" },
-};
-
-function envFor(name: string, seed: number): PluginEnvironment {
-  const env = makeEnv(name);
-  const lookup = (n: string): Plugin | undefined => (registry.get(n) ? create(n, seed) : undefined);
-  return { ...env, lookup, random: seededRandom(seed) };
-}
+import type { Plugin } from "../../plugin/types.ts";
 
 function create(type: string, seed = 1): Plugin {
-  const definition = registry.get(type)!;
-  return definition.create(definition.parameters.parse(SAMPLE_PARAMS[type] ?? {}), envFor(type, seed));
+  return createSample(type, { seed });
 }
 
 const ROLES = [undefined, "decode", "prefill", "prefill-decode"];
@@ -78,7 +61,7 @@ const CASES = [0, 1, 2, 5, 8].flatMap((n) =>
   [false, true].map((prepared) => ({ n, prepared, seed: 17 + n })),
 );
 
-const kinds = registry.list().map((d) => ({ type: d.type, plugin: create(d.type) }));
+const kinds = builtinDefinitions().map((d) => ({ type: d.type, plugin: create(d.type) }));
 
 describe("filter contract", () => {
   for (const { type } of kinds.filter((k) => isFilter(k.plugin))) {
