@@ -1,5 +1,5 @@
 /**
- * Issue 5's flow-control experiments: the three-tenant scenario under each router config at each
+ * The flow-control experiments (docs/flow-control-experiments.md): the three-tenant scenario under each router config at each
  * offered load, one table row per tenant. Usage:
  *   node --import tsx benchmarks/flow-experiments.ts [--loads 0.5,1,1.5,2]
  *     [--configs no-flow-control,llm-d-flow-control,ours] [--set key=value ...] [--tail chat]

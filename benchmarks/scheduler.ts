@@ -8,12 +8,12 @@
  * (agentic multi-turn shape), so matches walk the full prefix.
  *
  * Paths (both by default, side by side): `text`, the router's hot path, where the prefix producer
- * hashes the prompt text and nothing tokenizes; `tokens`, the earlier shape, where the prompt is
+ * hashes the prompt text and nothing tokenizes; `tokens`, where the prompt is
  * tokenized first (as with a `token-producer` in the config) and token blocks are hashed.
  * Shapes: `chat`, the prompt rendered from messages as the gateway does (a lazily concatenated
  * string, whose first read copies it flat: the text path hashes the message strings in place
  * instead, the tokens path pays the copy), and `completion`, a flat string as JSON.parse returns. A second table times the hot-path components alone against
- * the previous implementations (byte-wise FNV tokenizer, xxhash-wasm block hashing).
+ * the simple alternatives (byte-wise FNV tokenizer, xxhash-wasm block hashing).
  * With `NODE_OPTIONS=--expose-gc`, a GC runs between iterations (untimed), so the harness's own
  * 800 KB prompt strings do not bill their collection to the decision that follows.
  */

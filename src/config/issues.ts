@@ -10,7 +10,7 @@ export interface ConfigIssue {
   /** Dotted path with indices, e.g. `schedulingProfiles[0].plugins[2].pluginRef`; "" for the root. */
   path: string;
   message: string;
-  /** Set when the problem is an llm-d plugin type llmd does not implement (yet). */
+  /** Set when the problem is an llm-d plugin type llmd does not implement (src/config/planned-plugins.ts). */
   unimplementedType?: string;
 }
 

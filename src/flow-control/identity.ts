@@ -3,7 +3,7 @@
  * `x-llm-d-inference-objective`) and its fairness id (`x-llm-d-inference-fairness-id`, else the
  * agent identity, else `default-flow`). With a `TenantMap` the router acts as a trusted edge: an
  * API key (`Authorization: Bearer …`) decides the tenant's fairness id and caps its priority, and
- * client-asserted headers can no longer raise either.
+ * client-asserted headers cannot raise either.
  */
 import { parseAllDocuments } from "yaml";
 import { z } from "zod";

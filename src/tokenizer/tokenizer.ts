@@ -2,7 +2,7 @@ import { utf16Words } from "./utf16-words.ts";
 
 /**
  * Tokenizer contract: text → token ids. The simulator, the router and the fleet simulator all use
- * one so that token counts and prefix sharing agree. A real tokenizer can implement this later.
+ * one so that token counts and prefix sharing agree; a model's real tokenizer would implement it too.
  */
 export interface Tokenizer {
   /** Stable name, reported in diagnostics. */

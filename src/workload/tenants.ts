@@ -1,5 +1,5 @@
 /**
- * Three tenants on one pool, for flow-control experiments (issue 5):
+ * Three tenants on one pool, for the flow-control experiments (docs/flow-control-experiments.md):
  * - `chat` (objective `chat`, priority 100 in the examples): multi-turn conversations starting as
  *   a Poisson process, each turn a think time after the previous answer (closed loop per chat);
  * - `agents` (objective `agents`, priority 0): two programs (fairness ids `program-a`,
@@ -8,7 +8,7 @@
  *   shares the program's system prompt and the task context, each sub-agent adds its own step;
  * - `batch` (objective `batch`, priority −10): one long prompt with a long output at a steady rate.
  * Every rate is its base rate times `load`; base rates are one fleet capacity of 8 H200 replicas
- * (see docs/flow-control-experiments.md for how that was measured).
+ * (docs/flow-control-experiments.md, "The workload", gives how that was measured).
  */
 import type { AgentSession } from "./agent-session.ts";
 import { chatSession } from "./chat.ts";

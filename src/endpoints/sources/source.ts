@@ -1,4 +1,4 @@
-/** Where the pool learns which endpoints exist (static list, watched file, later Kubernetes). */
+/** Where the pool learns which endpoints exist (a static list or a watched file). */
 import type { EndpointMetadata } from "../endpoint.ts";
 
 /** Receives the complete desired endpoint set every time it changes (never a delta). */

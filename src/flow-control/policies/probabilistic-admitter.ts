@@ -12,7 +12,7 @@ import { poolUtilization } from "./utilization-detector.ts";
 
 /**
  * An admission plugin (llm-d extension point "Admission"): undefined admits, an error denies.
- * Declared here because the scheduling framework has no admitter contract yet.
+ * Declared here, next to its one implementation, rather than in the scheduling framework.
  */
 export interface Admitter extends Plugin {
   admit(ctx: SchedulingContext, endpoints: readonly Endpoint[]): LlmdError | undefined;

@@ -59,7 +59,7 @@ export class PrefixCacheAffinityFilter implements Filter {
    * than `maxTTFTPenaltyMs` (0 = always stick). Estimated TTFT = (in-flight uncached tokens + this
    * request's uncached tokens there) / peakPrefillThroughput. Counting the request's own tokens
    * (llm-d counts only the queue) credits the sticky endpoint with the prefill it saves.
-   * `latencyPredictor` has no predictor in llmd yet and uses the same estimate.
+   * `latencyPredictor` uses the same estimate (llmd has no latency predictor).
    */
   private stickinessTooCostly(
     ctx: SchedulingContext,

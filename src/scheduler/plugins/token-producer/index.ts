@@ -14,7 +14,7 @@ const parameters = z
     modelName: z.string().optional(),
     /** Multimodal estimate knobs (images/video); text-only prompts do not use them. */
     estimate: z.looseObject({}).optional(),
-    /** Remote render backend: accepted for config compatibility, served by the estimate for now. */
+    /** Remote render backend: accepted for config compatibility; llmd tokenizes with the estimate. */
     vllm: z
       .strictObject({
         url: z.string().default("http://localhost:8000"),
