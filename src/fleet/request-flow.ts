@@ -1,37 +1,37 @@
 /**
- * One request's path through the simulated router, in the order the gateway runs it:
- * arrive (admission) → prepare → schedule → preRequest → (engine) → firstToken → complete (exactly
- * once), plus the bookkeeping the metrics need (record, ideal-cache hit, closed-loop follow-ups).
- * Every arrival gets exactly one final outcome (served, rejected-<reason>, evicted, failed-<code>).
+ * The fleet's host of the request lifecycle (src/lifecycle): each workload request becomes the
+ * `SchedulingRequest` the router would parse from what `llmd bench` sends (same headers, same body
+ * size), then arrive (identity, admission) → place (producers, profiles, pre-request) → engine →
+ * first token → complete (exactly once), plus the bookkeeping the metrics need (record,
+ * ideal-cache hit, closed-loop follow-ups). Every arrival gets exactly one final outcome (served,
+ * the dropped reason the client would see, `failed-<code>`, or `unfinished`).
  */
 import { LlmdError } from "../api/errors.ts";
 import type { Clock } from "../core/clock.ts";
 import type { Endpoint } from "../endpoints/endpoint.ts";
 import type { EngineRequest, StepOutput } from "../engine/types.ts";
-import type {
-  RequestScheduler,
-  ResponseUsage,
-  SchedulingContext,
-  SchedulingRequest,
-  TerminationCause,
-} from "../scheduler/framework/types.ts";
+import type { FlowItem } from "../flow-control/types.ts";
+import type { Screening } from "../lifecycle/admission.ts";
+import type { RequestLifecycle } from "../lifecycle/lifecycle.ts";
+import type { Placement } from "../lifecycle/placement.ts";
 import type { IdealPrefixCache } from "../measure/ideal-cache.ts";
 import { type RequestRecord, recordFor } from "../measure/records.ts";
-import type { FlowItem } from "../flow-control/types.ts";
+import type { ResponseUsage, SchedulingRequest, TerminationCause } from "../scheduler/framework/types.ts";
+import { type ClientIdentity, completionBodyBytes, requestHeaders } from "../workload/client-wire.ts";
 import type { SyntheticPromptBuilder } from "../workload/synthetic-prompt.ts";
 import type { Arrival, Workload, WorkloadRequest } from "../workload/types.ts";
 
 /** Dependencies of the flow. */
 export interface RequestFlowOptions {
-  scheduler: RequestScheduler;
+  lifecycle: RequestLifecycle;
   clock: Clock;
   prompts: SyntheticPromptBuilder;
   ideal: IdealPrefixCache;
   model: string;
   /** Clock time of workload time 0, ms. */
   originMs: number;
-  /** InferenceObjective name → priority (unknown or none = 0). */
-  objectives: Readonly<Record<string, number>>;
+  /** How the workload's clients present themselves (API keys, TTFT targets). */
+  clients?: ClientIdentity;
 }
 
 /** A request that reached an endpoint decision. */
@@ -41,10 +41,15 @@ export interface Dispatched {
 }
 
 interface Live {
-  request: WorkloadRequest;
+  workload: WorkloadRequest;
+  request: SchedulingRequest;
   record: RequestRecord;
-  ctx: SchedulingContext | undefined;
-  endpoint: Endpoint | undefined;
+  placement: Placement | undefined;
+}
+
+/** The outcome a client sees for an error answer: the dropped reason, else `failed-<code>`. */
+function outcomeOf(error: LlmdError): string {
+  return error.droppedReason ?? `failed-${error.code}`;
 }
 
 /** Tracks every request from arrival to its follow-ups. */
@@ -61,21 +66,26 @@ export class RequestFlow {
     return this.lives.size + this.waiting.size;
   }
 
-  /** A request arrives: recorded now; returns the flow-control item admission decides on. */
-  arrive(arrival: Arrival): FlowItem {
-    const request = arrival.request;
-    const record = recordFor(request, arrival.atMs, this.o.objectives);
+  /**
+   * A request arrives: recorded now, identified and screened against `endpoints`. `pass` and
+   * `queue` leave it waiting for {@link dispatch} (via flow control for `queue`); an error answers it.
+   */
+  arrive(arrival: Arrival, endpoints: readonly Endpoint[]): Screening {
+    const workload = arrival.request;
+    const record = recordFor(workload, arrival.atMs, {});
     this.records.push(record);
-    this.waiting.set(request.id, { request, record, ctx: undefined, endpoint: undefined });
-    return {
-      id: request.id,
-      fairnessId: record.fairnessId,
-      priority: record.priority,
-      bytes: request.inputTokens * 4,
-      enqueuedAt: this.o.clock.now(),
-      inputTokens: request.inputTokens,
-      ...(request.sessionId ? { sessionId: request.sessionId } : {}),
-    };
+    const live: Live = { workload, request: this.schedulingRequest(workload), record, placement: undefined };
+    const screening = this.o.lifecycle.arrive(live.request, endpoints);
+    record.priority = live.request.priority;
+    record.fairnessId = live.request.fairnessId;
+    this.waiting.set(workload.id, live);
+    if (screening instanceof LlmdError) this.drop(workload.id, outcomeOf(screening));
+    return screening;
+  }
+
+  /** The flow-control item of a request that screened `queue`. */
+  flowItem(id: string): FlowItem {
+    return this.o.lifecycle.flowItem(this.waiting.get(id)!.request);
   }
 
   /** Admission dropped a waiting request with `outcome` (its llm-d reason). */
@@ -88,9 +98,9 @@ export class RequestFlow {
   }
 
   /**
-   * Schedules an admitted request; undefined when the scheduler rejected it (recorded as failed).
-   * Returns a promise only when a producer is asynchronous (built-ins are not), so the event loop
-   * stays synchronous.
+   * Schedules an admitted request; undefined when the scheduler answered it with an error
+   * (recorded). Returns a promise only when a producer is asynchronous (built-ins are not), so the
+   * event loop stays synchronous.
    */
   dispatch(
     id: string,
@@ -100,40 +110,32 @@ export class RequestFlow {
     const live = this.waiting.get(id)!;
     this.waiting.delete(id);
     live.record.queuedMs = queuedMs;
-    const tokens = this.o.prompts.tokens(live.request.segments);
-    const ctx: SchedulingContext = {
-      request: this.schedulingRequest(live.request, live.record, tokens),
-      state: new Map(),
-      clock: this.o.clock,
-    };
-    live.ctx = ctx;
-    const pending = this.o.scheduler.prepare(ctx, endpoints);
-    if (pending) return pending.then(() => this.decide(live, ctx, endpoints));
-    return this.decide(live, ctx, endpoints);
+    live.request.tokens = this.o.prompts.tokens(live.workload.segments);
+    const placed = this.o.lifecycle.place(live.request, endpoints);
+    if (placed instanceof Promise) return placed.then((p) => this.decide(live, p, endpoints));
+    return this.decide(live, placed, endpoints);
   }
 
-  private decide(live: Live, ctx: SchedulingContext, endpoints: readonly Endpoint[]): Dispatched | undefined {
-    const { request, record } = live;
-    const result = this.o.scheduler.schedule(ctx, endpoints);
-    const endpoint =
-      result instanceof LlmdError
-        ? undefined
-        : result.profileResults.get(result.primaryProfileName)?.targetEndpoints[0];
-    if (result instanceof LlmdError || !endpoint) {
-      this.endWithError(record, result instanceof LlmdError ? result.code : "no-endpoint");
-      this.settle(live, `failed-${record.error}`);
+  private decide(
+    live: Live,
+    placement: Placement | LlmdError,
+    endpoints: readonly Endpoint[],
+  ): Dispatched | undefined {
+    const { workload, record } = live;
+    if (placement instanceof LlmdError) {
+      this.endWithError(record, placement.code);
+      this.settle(live, outcomeOf(placement));
       return undefined;
     }
-    this.o.scheduler.preRequest(ctx, result);
-    live.endpoint = endpoint;
-    record.endpoint = endpointIndex(endpoint, endpoints);
-    this.lives.set(request.id, live);
+    live.placement = placement;
+    record.endpoint = endpoints.indexOf(placement.target);
+    this.lives.set(workload.id, live);
     return {
-      endpoint,
+      endpoint: placement.target,
       engineRequest: {
-        id: request.id,
-        promptTokens: ctx.request.tokens!,
-        maxTokens: request.outputTokens,
+        id: workload.id,
+        promptTokens: live.request.tokens!,
+        maxTokens: workload.outputTokens,
         // llm-d: higher priority = more important; vLLM's engine serves lower values first.
         priority: -record.priority,
       },
@@ -144,8 +146,8 @@ export class RequestFlow {
   admitted(id: string): void {
     const live = this.lives.get(id)!;
     live.record.idealCachedTokens = this.o.ideal.lookupAndInsert(
-      live.request.segments,
-      live.request.inputTokens,
+      live.workload.segments,
+      live.workload.inputTokens,
     );
   }
 
@@ -183,7 +185,7 @@ export class RequestFlow {
   }
 
   /** Applies one step output at `nowMs` (clock time); true when the request finished. */
-  progress(output: StepOutput, stepStartMs: number, nowMs: number, endpoint: Endpoint): boolean {
+  progress(output: StepOutput, stepStartMs: number, nowMs: number): boolean {
     const live = this.lives.get(output.id);
     if (!live) return false;
     const record = live.record;
@@ -191,7 +193,7 @@ export class RequestFlow {
     if (output.first) {
       record.firstTokenMs = nowMs - this.o.originMs;
       record.cachedTokens = output.cachedTokens;
-      this.o.scheduler.firstToken(live.ctx!, endpoint);
+      this.o.lifecycle.firstToken(live.placement!);
     }
     if (!output.finished) return false;
     record.endMs = nowMs - this.o.originMs;
@@ -207,13 +209,13 @@ export class RequestFlow {
     this.ended.delete(id);
     const ok = live.record.error === undefined;
     const endMs = ok ? live.record.endMs : this.o.clock.now() - this.o.originMs;
-    return workload.onComplete(live.request, endMs, ok);
+    return workload.onComplete(live.workload, endMs, ok);
   }
 
   private finish(live: Live, cause: TerminationCause, outcome: string): void {
     this.lives.delete(live.record.id);
     this.settle(live, outcome);
-    this.o.scheduler.complete(live.ctx!, live.endpoint!, cause, this.usage(live.record.id));
+    this.o.lifecycle.complete(live.placement!, cause, this.usage(live.record.id));
   }
 
   /** Stamps an unserved request's error and its end at the current clock time. */
@@ -230,33 +232,26 @@ export class RequestFlow {
     this.ended.set(live.record.id, live);
   }
 
-  private schedulingRequest(
-    request: WorkloadRequest,
-    record: RequestRecord,
-    tokens: Uint32Array,
-  ): SchedulingRequest {
-    const prompts = this.o.prompts;
+  /** What the router would parse from the request `llmd bench` sends for `request`. */
+  private schedulingRequest(request: WorkloadRequest): SchedulingRequest {
+    const { prompts, model, clients } = this.o;
     let text: string | undefined;
     return {
       requestId: request.id,
-      model: this.o.model,
+      model,
       path: "/v1/completions",
-      headers: request.sessionId ? { "x-session-id": request.sessionId } : {},
-      // Materialised only if a plugin reads it: the tokens already carry the same content.
+      headers: requestHeaders(request, clients),
+      // Materialised only if a plugin reads it: the tokens carry the same content.
       get promptText() {
         text ??= prompts.text(request.segments);
         return text;
       },
-      tokens,
-      body: { model: this.o.model, max_tokens: request.outputTokens, stream: true },
-      bodyBytes: request.inputTokens * 4,
-      priority: record.priority,
-      fairnessId: record.fairnessId,
+      body: { model, max_tokens: request.outputTokens, stream: true },
+      bodyBytes: completionBodyBytes(model, prompts.chars(request.segments), request.outputTokens),
+      inputTokens: request.inputTokens,
+      priority: 0,
+      fairnessId: "",
       attributes: new Map(),
     };
   }
-}
-
-function endpointIndex(endpoint: Endpoint, endpoints: readonly Endpoint[]): number {
-  return endpoints.indexOf(endpoint);
 }

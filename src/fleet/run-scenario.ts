@@ -1,7 +1,7 @@
 /**
- * Wires a scenario into a fleet run: the real engines (`createEngine`), the real scheduler
- * (`loadConfig` of the router config, with the virtual clock and a seeded random source), the
- * workload, and the summary over the measurement window.
+ * Wires a scenario into a fleet run: the real engines (`createEngine`), the real request lifecycle
+ * (`loadConfig` of the router config, with the virtual clock and a seeded random source; the
+ * scenario's objectives and tenant map), the workload, and the summary over the measurement window.
  */
 import { loadConfig } from "../config/index.ts";
 import { ManualClock } from "../core/clock.ts";
@@ -13,7 +13,10 @@ import { Rng } from "../workload/rng.ts";
 import { SyntheticPromptBuilder } from "../workload/synthetic-prompt.ts";
 import { LlmdError } from "../api/errors.ts";
 import type { PluginRegistry } from "../plugin/registry.ts";
-import { createFleetAdmission } from "./admission.ts";
+import { Registry } from "prom-client";
+import { TenantMap } from "../flow-control/identity.ts";
+import { RequestLifecycle } from "../lifecycle/lifecycle.ts";
+import { clientIdentity } from "../workload/scenario.ts";
 import { type FleetResult, runFleet } from "./simulator.ts";
 
 /** A finished scenario run. */
@@ -25,6 +28,8 @@ export interface ScenarioRun {
   gpus: number;
   /** KV capacity of the fleet in tokens. */
   fleetKvTokens: number;
+  /** The router's flow-control metrics (`llm_d_epp_flow_control_*`), as the gateway exports them. */
+  metrics: Registry;
 }
 
 /**
@@ -49,19 +54,23 @@ export async function runScenario(
   const engineOptions: EngineOptions = { ...scenario.fleet.engine, profile, seed: scenario.seed };
   const probe = createEngine(engineOptions).stats();
   const durationMs = scenario.durationS * 1000;
+  const metrics = new Registry();
   const result = await runFleet({
     replicas: scenario.fleet.replicas,
     createEngine: (i) => createEngine({ ...engineOptions, seed: scenario.seed + i }),
-    scheduler: router.scheduler,
-    createAdmission: (endpoints) =>
-      createFleetAdmission({
+    createLifecycle: (endpoints) =>
+      new RequestLifecycle({
+        scheduler: router.scheduler,
+        objectives: new Map(Object.entries(scenario.objectives)),
+        ...(scenario.tenants ? { tenants: new TenantMap(scenario.tenants) } : {}),
         flowControlGate: router.featureGates.flowControl === true,
-        config: router.flowControl,
+        flowControl: router.flowControl,
         plugins: router.plugins,
         clock,
         endpoints,
+        registry: metrics,
       }),
-    objectives: scenario.objectives,
+    clients: clientIdentity(scenario),
     clock,
     workload: createWorkload(scenario.workload, { seed: scenario.seed, durationMs }),
     prompts: new SyntheticPromptBuilder(),
@@ -85,5 +94,5 @@ export async function runScenario(
     preemptions: result.preemptions,
   });
   const fleetKvTokens = probe.numGpuBlocks * probe.blockSize * scenario.fleet.replicas;
-  return { scenario, result, summary, gpus, fleetKvTokens };
+  return { scenario, result, summary, gpus, fleetKvTokens, metrics };
 }

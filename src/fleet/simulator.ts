@@ -4,24 +4,36 @@
  * token; an idle engine schedules nothing) and per-replica scrapes. The router's view is
  * reproduced as in production: scraped metrics (stale between scrapes), dispatchedSinceScrape,
  * the producers' own state (e.g. the optimistic prefix index written in preRequest) and in-flight
- * accounting through firstToken/complete. Admission (flow control or llm-d's legacy shedding)
- * sits in front of scheduling, as in the gateway. Deterministic for given inputs.
+ * accounting through firstToken/complete. Every request runs the same lifecycle as in the gateway
+ * (src/lifecycle: identity, admission, placement, completion); flow control's queue is hosted on
+ * the virtual clock by a {@link VirtualFlowHost}. Deterministic for given inputs.
  */
 import type { ManualClock } from "../core/clock.ts";
 import type { Endpoint } from "../endpoints/endpoint.ts";
 import type { Engine, StepResult } from "../engine/types.ts";
-import type { RequestScheduler } from "../scheduler/framework/types.ts";
+import type { ResponseUsage } from "../scheduler/framework/types.ts";
 import { IdealPrefixCache } from "../measure/ideal-cache.ts";
 import { LoadTimeline } from "../measure/records.ts";
 import type { SyntheticPromptBuilder } from "../workload/synthetic-prompt.ts";
 import type { Arrival, Workload } from "../workload/types.ts";
+import { VirtualFlowHost, type VirtualFlowStep } from "../flow-control/host/virtual.ts";
 import type { FlowExit } from "../flow-control/types.ts";
-import type { VirtualFlowStep } from "../flow-control/host/virtual.ts";
-import type { FleetAdmission } from "./admission.ts";
+import type { RequestLifecycle } from "../lifecycle/lifecycle.ts";
+import type { ClientIdentity } from "../workload/client-wire.ts";
 import { EventQueue } from "./event-queue.ts";
 import { Replica } from "./replica.ts";
 import { type Dispatched, RequestFlow } from "./request-flow.ts";
 import type { RequestRecord } from "../measure/records.ts";
+
+const NONE: readonly FlowExit[] = Object.freeze([]);
+/** A step with nothing to do. */
+const IDLE: VirtualFlowStep = Object.freeze({
+  dispatched: NONE,
+  dropped: NONE,
+  evicted: NONE,
+  blocked: false,
+  wakeAt: undefined,
+});
 
 /** Virtual clock time of workload time 0 (the clock's 0 means "never scraped" to plugins). */
 export const CLOCK_ORIGIN_MS = 1000;
@@ -30,11 +42,10 @@ export const CLOCK_ORIGIN_MS = 1000;
 export interface FleetOptions {
   replicas: number;
   createEngine(index: number): Engine;
-  scheduler: RequestScheduler;
-  /** Builds the admission stage over the fleet's endpoints (see admission.ts). */
-  createAdmission(endpoints: () => readonly Endpoint[]): FleetAdmission;
-  /** InferenceObjective name → priority. */
-  objectives?: Readonly<Record<string, number>>;
+  /** Builds the request lifecycle over the fleet's endpoints (the router config's). */
+  createLifecycle(endpoints: () => readonly Endpoint[]): RequestLifecycle;
+  /** How the workload's clients present themselves (API keys, TTFT targets). */
+  clients?: ClientIdentity;
   /** Shared with the scheduler's plugins; must read CLOCK_ORIGIN_MS or less at start. */
   clock: ManualClock;
   workload: Workload;
@@ -86,7 +97,8 @@ class FleetSimulator {
   private readonly endpoints: Endpoint[] = [];
   private readonly timeline: LoadTimeline;
   private readonly flow: RequestFlow;
-  private readonly admission: FleetAdmission;
+  /** Flow control's queue on the virtual clock; undefined without the `flowControl` gate. */
+  private readonly flowHost: VirtualFlowHost | undefined;
   /** Time of the one pending `flow-wake` event (others in the queue are stale). */
   private wakeAt: number | undefined;
   private steps = 0;
@@ -100,16 +112,18 @@ class FleetSimulator {
       this.byEndpoint.set(replica.endpoint, replica);
       this.endpoints.push(replica.endpoint);
     }
+    const lifecycle = o.createLifecycle(() => this.endpoints);
     this.flow = new RequestFlow({
-      scheduler: o.scheduler,
+      lifecycle,
       clock: o.clock,
       prompts: o.prompts,
       ideal: new IdealPrefixCache(o.blockTokens),
       model: o.model,
       originMs: CLOCK_ORIGIN_MS,
-      objectives: o.objectives ?? {},
+      ...(o.clients ? { clients: o.clients } : {}),
     });
-    this.admission = o.createAdmission(() => this.endpoints);
+    const runtime = lifecycle.admission.flowControl;
+    this.flowHost = runtime ? new VirtualFlowHost({ runtime, endpoints: () => this.endpoints }) : undefined;
   }
 
   async run(): Promise<FleetResult> {
@@ -131,7 +145,7 @@ class FleetSimulator {
       const pending = this.handle(event);
       if (pending) await pending;
     }
-    await this.apply(this.admission.shutdown(o.clock.now()));
+    if (this.flowHost) await this.apply(this.flowHost.shutdown(o.clock.now()));
     this.flow.closeUnfinished();
     return {
       records: this.flow.records,
@@ -161,11 +175,11 @@ class FleetSimulator {
           kind: "scrape",
           replica: event.replica,
         });
-        return this.apply(this.admission.saturationChanged(event.at));
+        return this.flowHost && this.apply(this.flowHost.saturationChanged(event.at));
       case "flow-wake":
         if (event.at !== this.wakeAt) return;
         this.wakeAt = undefined;
-        return this.apply(this.admission.wake(event.at));
+        return this.flowHost && this.apply(this.flowHost.wake(event.at));
       case "progress":
         this.o.onProgress?.(event.at - CLOCK_ORIGIN_MS);
         this.queue.push({ at: event.at + (this.o.progressEveryMs ?? 10_000), seq: 0, kind: "progress" });
@@ -186,8 +200,13 @@ class FleetSimulator {
   }
 
   private arrive(arrival: Arrival): void | Promise<void> {
-    const item = this.flow.arrive(arrival);
-    return this.apply(this.admission.enqueue(item, this.o.clock.now()));
+    const id = arrival.request.id;
+    const screening = this.flow.arrive(arrival, this.endpoints);
+    if (screening === "queue")
+      return this.apply(this.flowHost!.enqueue(this.flow.flowItem(id), this.o.clock.now()));
+    if (screening !== "pass") return this.followUps(id);
+    const exit: FlowExit = { item: this.flow.flowItem(id), outcome: "dispatched", queuedMs: 0 };
+    return this.apply({ ...IDLE, dispatched: [exit] });
   }
 
   /**
@@ -237,7 +256,7 @@ class FleetSimulator {
     if (replica?.engine.abort(id)) replica.touched();
     this.flow.evict(id);
     this.followUps(id);
-    return this.admission.completed(id, undefined, this.o.clock.now());
+    return this.completed(id, undefined);
   }
 
   /** Hands a scheduled request to its engine; returns admission's answer to it. */
@@ -246,7 +265,7 @@ class FleetSimulator {
     const now = this.o.clock.now();
     if (!dispatched) {
       this.followUps(id);
-      return this.admission.completed(id, undefined, now);
+      return this.completed(id, undefined);
     }
     const replica = this.byEndpoint.get(dispatched.endpoint)!;
     replica.dispatched();
@@ -254,11 +273,11 @@ class FleetSimulator {
     if (rejection) {
       this.flow.fail(id, rejection.reason);
       this.followUps(id);
-      return this.admission.completed(id, undefined, now);
+      return this.completed(id, undefined);
     }
     this.flow.admitted(id);
     this.kick(replica);
-    return this.admission.placed(id, now, dispatched.endpoint.metadata.key);
+    return this.flowHost?.placed(id, now, dispatched.endpoint.metadata.key) ?? IDLE;
   }
 
   private kick(replica: Replica): void {
@@ -277,13 +296,18 @@ class FleetSimulator {
     this.timeline.add(replica.index, step.startMs - CLOCK_ORIGIN_MS, step.prefillTokens);
     let pending: Promise<void> | undefined;
     for (const output of step.outputs) {
-      if (!this.flow.progress(output, step.startMs, now, replica.endpoint)) continue;
+      if (!this.flow.progress(output, step.startMs, now)) continue;
       this.followUps(output.id);
-      const answer = this.admission.completed(output.id, this.flow.usage(output.id), now);
+      const answer = this.completed(output.id, this.flow.usage(output.id));
       pending = pending ? pending.then(() => this.apply(answer)) : (this.apply(answer) ?? undefined);
     }
     this.kick(replica);
     return pending;
+  }
+
+  /** Flow control learns a dispatched request ended; its answer may dispatch more. */
+  private completed(id: string, usage: ResponseUsage | undefined): VirtualFlowStep {
+    return this.flowHost?.completed(id, usage, this.o.clock.now()) ?? IDLE;
   }
 
   private followUps(requestId: string): void {

@@ -162,7 +162,8 @@ export const flowControlPlugins: readonly PluginDefinition[] = [
     stability: "beta",
     description: "admission: shed priority<0 with p = min(sat^power·k, 1)",
     parameters: admitterParameters,
-    create: (params: z.output<typeof admitterParameters>, env) => probabilisticAdmitter(params, env.name),
+    create: (params: z.output<typeof admitterParameters>, env) =>
+      probabilisticAdmitter(params, env.name, env.random),
   },
   simple(
     "sheddable-eviction-filter",

@@ -1,34 +1,25 @@
 /**
- * One inference request from arrival to completion: parse → candidates → admission (flow control
- * or legacy shedding) → prepare → schedule → preRequest → forward (retrying elsewhere when an
- * endpoint is unreachable) → complete. Every `preRequest` is paired with exactly one `complete`,
- * and every admission lease with exactly one `release`, on every path, so per-endpoint accounting
- * in the plugins, the router's in-flight tracker and flow control never drifts.
+ * The gateway's host of the request lifecycle (src/lifecycle): parse → candidates → admission →
+ * placement → forward (retrying elsewhere when an endpoint is unreachable) → complete. Every
+ * placement is completed exactly once, and every admission lease released exactly once, on every
+ * path, so per-endpoint accounting in the plugins, the router's in-flight tracker and flow control
+ * never drifts.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { LlmdError } from "../api/errors.ts";
-import type { Clock } from "../core/clock.ts";
 import type { OperationalLog } from "../core/log.ts";
 import type { Endpoint } from "../endpoints/endpoint.ts";
 import { RESPONSE_HEADERS_STATE_KEY, UPSTREAM_HEADERS_STATE_KEY } from "../scheduler/framework/data-keys.ts";
-import type {
-  RequestScheduler,
-  ResponseUsage,
-  SchedulingContext,
-  SchedulingRequest,
-} from "../scheduler/framework/types.ts";
+import type { RequestLifecycle } from "../lifecycle/lifecycle.ts";
+import type { Placement } from "../lifecycle/placement.ts";
+import type { ResponseUsage, SchedulingContext, SchedulingRequest } from "../scheduler/framework/types.ts";
 import type { GatewayAdmission, Lease } from "./admission.ts";
 import { readBody } from "./body.ts";
 import { type ForwardOutcome, forward } from "./forward.ts";
 import { upstreamRequestHeaders, withPluginHeaders } from "./headers.ts";
 import type { InflightTracker } from "./inflight.ts";
 import type { GatewayMetrics, ModelSeries } from "./metrics.ts";
-import {
-  flattenHeaders,
-  type ObjectiveMap,
-  parseInferenceRequest,
-  resolveFairnessId,
-} from "./parse-request.ts";
+import { flattenHeaders, parseInferenceRequest } from "./parse-request.ts";
 import { sendError } from "./respond.ts";
 import type { StreamFlusher } from "./stream-flusher.ts";
 import type { GatewayPool } from "./types.ts";
@@ -36,13 +27,11 @@ import type { Upstreams } from "./upstreams.ts";
 
 /** Shared, long-lived state the per-request flow uses. */
 export interface InferenceDeps {
-  scheduler: RequestScheduler;
+  lifecycle: RequestLifecycle;
   pool: GatewayPool;
-  clock: Clock;
   upstreams: Upstreams;
   metrics: GatewayMetrics;
   inflight: InflightTracker;
-  objectives: ObjectiveMap;
   admission: GatewayAdmission;
   maxBodyBytes: number;
   maxAttempts: number;
@@ -53,8 +42,6 @@ export interface InferenceDeps {
 
 const noEndpoints = (model: string) =>
   new LlmdError("no_endpoints", `no ready endpoint serves model '${model}'`);
-const saturated = () =>
-  new LlmdError("no_endpoint_picked", "the scheduler found no endpoint for this request");
 const unknownModel = (model: string) =>
   new LlmdError("model_not_found", `The model '${model}' does not exist.`, { param: "model" });
 
@@ -68,7 +55,7 @@ export async function handleInference(
   const raw = await readBody(req, deps.maxBodyBytes).catch(() => undefined);
   if (raw === undefined) return;
   if (raw instanceof LlmdError) return sendError(res, raw);
-  const request = parseInferenceRequest(path, flattenHeaders(req.headers), raw, deps.objectives);
+  const request = parseInferenceRequest(path, flattenHeaders(req.headers), raw);
   if (request instanceof LlmdError) return sendError(res, request);
   const endpoints = deps.pool.candidates(request.model);
   if (endpoints.length === 0) return sendError(res, missingEndpointsError(deps.pool, request.model));
@@ -127,7 +114,7 @@ class RequestFlow {
 
   async run(candidates: readonly Endpoint[]): Promise<void> {
     this.deps.metrics.requestStarted(this.series);
-    const admitted = await this.admit();
+    const admitted = await this.admit(candidates);
     if (admitted instanceof LlmdError) this.fail(admitted);
     else {
       this.lease = admitted;
@@ -140,9 +127,9 @@ class RequestFlow {
   }
 
   /** Admission; while it may queue, leaving the client cancels the wait. */
-  private async admit(): Promise<Lease | LlmdError> {
+  private async admit(candidates: readonly Endpoint[]): Promise<Lease | LlmdError> {
     const { admission } = this.deps;
-    if (!this.eviction) return admission.admit(this.request, undefined, NEVER_EVICTED);
+    if (!this.eviction) return admission.admit(this.request, candidates, undefined, NEVER_EVICTED);
     const eviction = this.eviction;
     const client = new AbortController();
     const onClose = () => {
@@ -150,7 +137,7 @@ class RequestFlow {
     };
     this.res.once("close", onClose);
     try {
-      return await admission.admit(this.request, client.signal, (error) => eviction.abort(error));
+      return await admission.admit(this.request, candidates, client.signal, (error) => eviction.abort(error));
     } finally {
       this.res.off("close", onClose);
     }
@@ -174,25 +161,18 @@ class RequestFlow {
 
   /** One scheduling + dispatch attempt: "done", an error to answer with, or the unreachable key. */
   private async attempt(endpoints: readonly Endpoint[]): Promise<"done" | LlmdError | string> {
-    const { scheduler, clock } = this.deps;
-    const ctx: SchedulingContext = { request: this.request, state: new Map(), clock };
-    const pending = scheduler.prepare(ctx, endpoints);
-    if (pending) await pending;
-    resolveFairnessId(this.request);
-    const started = performance.now();
-    const result = scheduler.schedule(ctx, endpoints);
-    this.deps.metrics.scheduled((performance.now() - started) / 1000);
-    if (result instanceof LlmdError) return result;
-    const target = result.profileResults.get(result.primaryProfileName)?.targetEndpoints[0];
-    if (!target) return saturated();
-    scheduler.preRequest(ctx, result);
-    const outcome = await this.dispatch(ctx, target);
+    const { lifecycle } = this.deps;
+    const placed = lifecycle.place(this.request, endpoints);
+    const placement = placed instanceof Promise ? await placed : placed;
+    if (placement instanceof LlmdError) return placement;
+    const target = placement.target;
+    const outcome = await this.dispatch(placement);
     if (outcome.kind === "unreachable") {
-      scheduler.complete(ctx, target, "error", undefined);
+      lifecycle.complete(placement, "error", undefined);
       this.deps.pool.markFailed(target.metadata.key);
       return target.metadata.key;
     }
-    scheduler.complete(ctx, target, outcome.cause, outcome.usage);
+    lifecycle.complete(placement, outcome.cause, outcome.usage);
     if (outcome.failure) this.deps.log("warn", `request ${this.request.requestId}: ${outcome.failure}`);
     this.usage = outcome.usage;
     this.record(outcome);
@@ -200,8 +180,9 @@ class RequestFlow {
   }
 
   /** Forwards to `target` with the headers PreRequest plugins left in `ctx.state` (llm-d's contract). */
-  private async dispatch(ctx: SchedulingContext, target: Endpoint): Promise<ForwardOutcome> {
-    const { pool, inflight, upstreams, scheduler } = this.deps;
+  private async dispatch(placement: Placement): Promise<ForwardOutcome> {
+    const { pool, inflight, upstreams, lifecycle } = this.deps;
+    const { ctx, target } = placement;
     const key = target.metadata.key;
     pool.noteDispatched(key);
     this.lease?.placed(key);
@@ -217,7 +198,7 @@ class RequestFlow {
           endpointKey: key,
           onFirstByte: () => {
             this.firstByteAt = performance.now();
-            scheduler.firstToken(ctx, target);
+            lifecycle.firstToken(placement);
           },
           responseHeaders: stateHeaders(ctx, RESPONSE_HEADERS_STATE_KEY),
           signal: this.eviction?.signal,

@@ -3,16 +3,10 @@ import { describe, it } from "node:test";
 import { LlmdError } from "../api/errors.ts";
 import { renderChat } from "../api/prompt.ts";
 import type { SchedulingRequest } from "../scheduler/framework/types.ts";
-import { DEFAULT_FLOW, parseInferenceRequest, resolveFairnessId } from "./parse-request.ts";
+import { parseInferenceRequest } from "./parse-request.ts";
 
-const objectives = new Map([["premium", 100]]);
 const parse = (path: string, body: unknown, headers: Record<string, string> = {}) =>
-  parseInferenceRequest(
-    path,
-    headers,
-    Buffer.from(typeof body === "string" ? body : JSON.stringify(body)),
-    objectives,
-  );
+  parseInferenceRequest(path, headers, Buffer.from(typeof body === "string" ? body : JSON.stringify(body)));
 
 function ok(value: SchedulingRequest | LlmdError): SchedulingRequest {
   if (value instanceof LlmdError) assert.fail(`unexpected error ${value.message}`);
@@ -39,28 +33,16 @@ describe("parseInferenceRequest", () => {
     assert.equal(ok(parse("/v1/embeddings", { model: "m", input: "abc" })).promptText, "");
   });
 
-  it("reads id, objective priority, fairness and model rewrite from headers", () => {
+  it("reads the request id and the model rewrite from headers, and the body size", () => {
+    const body = { model: "m", prompt: "x" };
     const r = ok(
-      parse(
-        "/v1/completions",
-        { model: "m", prompt: "x" },
-        {
-          "x-request-id": "abc",
-          "x-llm-d-inference-objective": "premium",
-          "x-llm-d-inference-fairness-id": "tenant-a",
-          "x-llm-d-model-name-rewrite": "m2",
-        },
-      ),
+      parse("/v1/completions", body, { "x-request-id": "abc", "x-llm-d-model-name-rewrite": "m2" }),
     );
-    assert.deepEqual([r.requestId, r.priority, r.fairnessId, r.model], ["abc", 100, "tenant-a", "m2"]);
+    assert.deepEqual([r.requestId, r.model, r.bodyBytes], ["abc", "m2", JSON.stringify(body).length]);
   });
 
-  it("generates a request id, priority 0 for unknown objectives", () => {
-    const r = ok(
-      parse("/v1/completions", { model: "m", prompt: "x" }, { "x-llm-d-inference-objective": "nope" }),
-    );
-    assert.match(r.requestId, /^[0-9a-f-]{36}$/);
-    assert.equal(r.priority, 0);
+  it("generates a request id when none is given", () => {
+    assert.match(ok(parse("/v1/completions", { model: "m", prompt: "x" })).requestId, /^[0-9a-f-]{36}$/);
   });
 
   const bad: [string, string, unknown][] = [
@@ -80,22 +62,4 @@ describe("parseInferenceRequest", () => {
       assert.equal(r.status, 400);
     });
   }
-});
-
-describe("resolveFairnessId", () => {
-  it("prefers the header, then the agent identity, then default-flow", () => {
-    const withAgent = ok(parse("/v1/completions", { model: "m", prompt: "x" }));
-    withAgent.attributes.set("agent-identity", "agent-7");
-    resolveFairnessId(withAgent);
-    assert.equal(withAgent.fairnessId, "agent-7");
-    const plain = ok(parse("/v1/completions", { model: "m", prompt: "x" }));
-    resolveFairnessId(plain);
-    assert.equal(plain.fairnessId, DEFAULT_FLOW);
-    const header = ok(
-      parse("/v1/completions", { model: "m", prompt: "x" }, { "x-llm-d-inference-fairness-id": "t" }),
-    );
-    header.attributes.set("agent-identity", "agent-7");
-    resolveFairnessId(header);
-    assert.equal(header.fairnessId, "t");
-  });
 });

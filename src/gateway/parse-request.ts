@@ -7,21 +7,14 @@ import { randomUUID } from "node:crypto";
 import type { IncomingHttpHeaders } from "node:http";
 import { badRequest, type LlmdError } from "../api/errors.ts";
 import { type ChatMessageLike, renderChat } from "../api/prompt.ts";
+import { DEFAULT_FAIRNESS_ID } from "../flow-control/identity.ts";
 import type { SchedulingRequest } from "../scheduler/framework/types.ts";
 
-/** Request headers llm-d reads (current names first, legacy second). */
-export const HEADER = {
+/** Request headers the parser reads (current names first, legacy second). */
+const HEADER = {
   requestId: "x-request-id",
-  objective: ["x-llm-d-inference-objective", "x-gateway-inference-objective"],
-  fairnessId: ["x-llm-d-inference-fairness-id", "x-gateway-inference-fairness-id"],
   modelRewrite: ["x-llm-d-model-name-rewrite", "x-gateway-model-name-rewrite"],
 } as const;
-
-/** Fairness id when neither the header nor an agent identity names one. */
-export const DEFAULT_FLOW = "default-flow";
-
-/** InferenceObjective name → priority (higher = more important, negative = sheddable). */
-export type ObjectiveMap = ReadonlyMap<string, number>;
 
 /** API paths the gateway schedules, with how each yields its prompt text. */
 export const INFERENCE_PATHS = new Set(["/v1/chat/completions", "/v1/completions", "/v1/embeddings"]);
@@ -90,13 +83,13 @@ function parseJsonObject(raw: Buffer): Record<string, unknown> | LlmdError {
 
 /**
  * Parses one inference request. Returns a 400 error value for malformed JSON, a missing or empty
- * model (after the `x-llm-d-model-name-rewrite` override), or a missing prompt/messages.
+ * model (after the `x-llm-d-model-name-rewrite` override), or a missing prompt/messages. Priority
+ * and fairness id are left for the lifecycle's identity stage.
  */
 export function parseInferenceRequest(
   path: string,
   headers: Record<string, string>,
   raw: Buffer,
-  objectives: ObjectiveMap,
 ): SchedulingRequest | LlmdError {
   const body = parseJsonObject(raw);
   if (body instanceof Error) return body;
@@ -104,7 +97,6 @@ export function parseInferenceRequest(
   if (typeof model !== "string" || model === "") return badRequest("'model' is required", "model");
   const text = promptText(path, body);
   if (typeof text !== "string") return text;
-  const objective = firstHeader(headers, HEADER.objective);
   return {
     requestId: headers[HEADER.requestId] || randomUUID(),
     model,
@@ -113,19 +105,8 @@ export function parseInferenceRequest(
     promptText: text,
     body,
     bodyBytes: raw.length,
-    priority: (objective && objectives.get(objective)) || 0,
-    // Filled after request-header processors run (agent identity), see `resolveFairnessId`.
-    fairnessId: firstHeader(headers, HEADER.fairnessId) ?? "",
+    priority: 0,
+    fairnessId: DEFAULT_FAIRNESS_ID,
     attributes: new Map(),
   };
-}
-
-/** Attribute key the agent-identity header processor writes. */
-export const AGENT_IDENTITY_ATTRIBUTE = "agent-identity";
-
-/** llm-d's rule: fairness header, else the agent identity attribute, else `default-flow`. */
-export function resolveFairnessId(request: SchedulingRequest): void {
-  if (request.fairnessId) return;
-  const agent = request.attributes.get(AGENT_IDENTITY_ATTRIBUTE);
-  request.fairnessId = typeof agent === "string" && agent ? agent : DEFAULT_FLOW;
 }

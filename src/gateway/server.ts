@@ -10,7 +10,8 @@ import { stderrLog } from "../core/log.ts";
 import { instrumentParts } from "../scheduler/framework/instrument.ts";
 import { Scheduler } from "../scheduler/framework/scheduler.ts";
 import type { RequestScheduler } from "../scheduler/framework/types.ts";
-import { createAdmission } from "./admission.ts";
+import { RequestLifecycle } from "../lifecycle/lifecycle.ts";
+import { createGatewayAdmission } from "./admission.ts";
 import { DEFAULT_MAX_BODY_BYTES } from "./body.ts";
 import { handleInference, type InferenceDeps } from "./inference.ts";
 import { InflightTracker } from "./inflight.ts";
@@ -118,22 +119,28 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   const metrics = new GatewayMetrics(options.pool, inflight, options.poolName);
   const upstreams = new Upstreams(options.upstream);
   const clock = options.clock ?? wallClock;
-  const objectives = options.objectives ?? new Map();
-  const admission = createAdmission(options.admission, {
-    pool: options.pool,
-    clock,
-    objectives,
-    registry: metrics.registry,
-    poolName: options.poolName,
-  });
-  const deps: InferenceDeps = {
+  const pool = options.pool;
+  const lifecycle = new RequestLifecycle({
     scheduler: instrumented(options.scheduler, metrics),
-    pool: options.pool,
+    objectives: options.objectives ?? new Map(),
+    ...(options.admission?.tenants ? { tenants: options.admission.tenants } : {}),
+    flowControlGate: options.admission?.flowControlGate ?? false,
+    flowControl: options.admission?.flowControl,
+    plugins: options.admission?.plugins ?? new Map(),
     clock,
+    endpoints: () => pool.candidates(),
+    registry: metrics.registry,
+    ...(options.poolName ? { poolName: options.poolName } : {}),
+    onScheduled: (seconds) => metrics.scheduled(seconds),
+  });
+  const gatePool = { candidates: () => pool.candidates(), on: pool.on?.bind(pool) };
+  const admission = createGatewayAdmission(lifecycle, gatePool, clock, options.admission?.pollIntervalMs);
+  const deps: InferenceDeps = {
+    lifecycle,
+    pool,
     upstreams,
     metrics,
     inflight,
-    objectives,
     admission,
     maxBodyBytes: options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
     maxAttempts: options.maxAttempts ?? 3,

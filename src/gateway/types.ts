@@ -5,8 +5,8 @@ import type { Endpoint } from "../endpoints/endpoint.ts";
 import type { RequestScheduler } from "../scheduler/framework/types.ts";
 import type { AdmissionOptions } from "./admission.ts";
 import type { PoolMetricsView } from "./pool-gauges.ts";
-import type { ObjectiveMap } from "./parse-request.ts";
 import type { UpstreamOptions } from "./upstreams.ts";
+import type { ObjectiveMap } from "../lifecycle/identity.ts";
 
 /** The endpoint pool as the gateway drives it (src/endpoints/pool.ts `EndpointPool` fits). */
 export interface GatewayPool extends PoolMetricsView {

@@ -7,7 +7,8 @@
 import { Agent } from "undici";
 import { IdealPrefixCache } from "../measure/ideal-cache.ts";
 import { type RequestRecord, recordFor } from "../measure/records.ts";
-import type { Scenario } from "../workload/scenario.ts";
+import { completionBody, type ClientIdentity, requestHeaders } from "../workload/client-wire.ts";
+import { clientIdentity, type Scenario } from "../workload/scenario.ts";
 import { createWorkload } from "../workload/index.ts";
 import { SyntheticPromptBuilder } from "../workload/synthetic-prompt.ts";
 import type { Arrival, Workload, WorkloadRequest } from "../workload/types.ts";
@@ -32,12 +33,14 @@ export interface LiveRunOptions {
   sends?(request: WorkloadRequest): boolean;
   /** Workload time 0 as a `performance.now()` reading (default: when the run starts). */
   startedAt?: number;
+  /** Tenants' API keys and objectives' TTFT targets the clients send. */
+  clients?: ClientIdentity;
 }
 
 /** What a scenario decides of a live run: its model, workload, prompts, duration and objectives. */
 export function scenarioReplay(
   scenario: Scenario,
-): Pick<LiveRunOptions, "model" | "workload" | "prompts" | "durationMs" | "objectives"> {
+): Pick<LiveRunOptions, "model" | "workload" | "prompts" | "durationMs" | "objectives" | "clients"> {
   const durationMs = scenario.durationS * 1000;
   return {
     model: scenario.model,
@@ -45,6 +48,7 @@ export function scenarioReplay(
     prompts: new SyntheticPromptBuilder(),
     durationMs,
     objectives: scenario.objectives,
+    clients: clientIdentity(scenario),
   };
 }
 
@@ -73,8 +77,8 @@ export async function runLive(o: LiveRunOptions): Promise<RequestRecord[]> {
     const record = recordFor(r, now(), o.objectives ?? {});
     records.push(record);
     sent.push(r);
-    const body = { model: o.model, prompt: o.prompts.text(r.segments), maxTokens: r.outputTokens };
-    const out = await streamCompletion(o.url, body, identityHeaders(r), dispatcher);
+    const body = JSON.stringify(completionBody(o.model, o.prompts.text(r.segments), r.outputTokens));
+    const out = await streamCompletion(o.url, body, requestHeaders(r, o.clients), dispatcher);
     const toWorkload = (at: number) => (at - started) * o.timeScale;
     // Building a long synthetic prompt takes the client ~10 ms per 50K tokens: not server latency.
     record.arrivalMs = toWorkload(out.sentAt);
@@ -100,15 +104,6 @@ export async function runLive(o: LiveRunOptions): Promise<RequestRecord[]> {
     records[i]!.idealCachedTokens = ideal.lookupAndInsert(r.segments, r.inputTokens);
   });
   return records;
-}
-
-/** The headers that tell the router who sent the request (session, objective, fairness id). */
-function identityHeaders(r: WorkloadRequest): Record<string, string> {
-  const headers: Record<string, string> = {};
-  if (r.sessionId) headers["x-session-id"] = r.sessionId;
-  if (r.objective) headers["x-llm-d-inference-objective"] = r.objective;
-  if (r.fairnessId) headers["x-llm-d-inference-fairness-id"] = r.fairnessId;
-  return headers;
 }
 
 function sleep(ms: number): Promise<void> {

@@ -24,13 +24,6 @@ export interface StreamOutcome {
   error?: string;
 }
 
-/** Body fields of the request. */
-export interface StreamRequestBody {
-  model: string;
-  prompt: string;
-  maxTokens: number;
-}
-
 interface ChunkJson {
   error?: { code?: string | number };
   choices?: { text?: string; delta?: { content?: string } }[];
@@ -41,10 +34,10 @@ interface ChunkJson {
   };
 }
 
-/** Sends `POST {baseUrl}/v1/completions` with `stream: true`, `ignore_eos: true` and usage on. */
+/** Sends `POST {baseUrl}/v1/completions` with `body` (a streaming completions request, serialised). */
 export async function streamCompletion(
   baseUrl: string,
-  body: StreamRequestBody,
+  json: string,
   headers: Record<string, string>,
   dispatcher?: Dispatcher,
 ): Promise<StreamOutcome> {
@@ -56,14 +49,6 @@ export async function streamCompletion(
     promptTokens: 0,
     cachedTokens: 0,
   };
-  const json = JSON.stringify({
-    model: body.model,
-    prompt: body.prompt,
-    max_tokens: body.maxTokens,
-    stream: true,
-    ignore_eos: true,
-    stream_options: { include_usage: true },
-  });
   try {
     outcome.sentAt = performance.now();
     const res = await request(`${baseUrl.replace(/\/$/, "")}/v1/completions`, {

@@ -8,6 +8,7 @@ import { dirname, resolve } from "node:path";
 import { parse as parseYaml } from "yaml";
 import { z } from "zod";
 import { LlmdError } from "../api/errors.ts";
+import type { ClientIdentity } from "./client-wire.ts";
 
 const positive = z.number().positive();
 const closedLoop = {
@@ -105,6 +106,23 @@ export const scenarioSchema = z.strictObject({
   workload: workloadSchema,
   /** InferenceObjective name → priority (requests name their objective; unknown or none = 0). */
   objectives: z.record(z.string(), z.int()).default({}),
+  /**
+   * The router's tenant map (the `--tenants` file's entries): API keys decide fairness id and cap
+   * priority. A request whose objective names a tenant is sent with that tenant's first key.
+   */
+  tenants: z
+    .array(
+      z.strictObject({
+        name: z.string().min(1),
+        apiKeys: z.array(z.string().min(8)).min(1),
+        fairnessId: z.string().min(1).optional(),
+        objective: z.string().min(1).optional(),
+        maxPriority: z.int().optional(),
+      }),
+    )
+    .optional(),
+  /** Objective name → TTFT target (ms) its clients send as `x-llm-d-slo-ttft-ms`. */
+  ttftSloMs: z.record(z.string(), positive).default({}),
   slo: z
     .strictObject({ ttftMs: positive.default(2000), itlMs: positive.default(50) })
     .default({ ttftMs: 2000, itlMs: 50 }),
@@ -126,6 +144,12 @@ export function parseScenario(text: string, file: string, overrides: readonly st
     throw new LlmdError("invalid_scenario", `${file}: ${detail}`);
   }
   return { ...parsed.data, baseDir: dirname(resolve(file)), file };
+}
+
+/** How the scenario's clients present themselves: tenants' API keys and objectives' TTFT targets. */
+export function clientIdentity(scenario: Scenario): ClientIdentity {
+  const apiKeys = new Map((scenario.tenants ?? []).map((t) => [t.name, t.apiKeys[0]!] as const));
+  return { apiKeys, ttftSloMs: scenario.ttftSloMs };
 }
 
 /** Reads and validates a scenario file. */

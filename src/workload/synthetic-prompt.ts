@@ -55,6 +55,11 @@ export class SyntheticPromptBuilder {
     return out;
   }
 
+  /** Length of `text(segments)` in characters (ASCII, so also in bytes). */
+  chars(segments: readonly Segment[]): number {
+    return totalTokens(segments) * CHARS_PER_TOKEN;
+  }
+
   /** Prompt text: 4 characters per token. */
   text(segments: readonly Segment[]): string {
     const bytes = Buffer.allocUnsafe(totalTokens(segments) * CHARS_PER_TOKEN);

@@ -23,6 +23,9 @@ export const UPSTREAM_HEADERS_STATE_KEY = "upstream-headers";
 /** The response-side twin: headers plugins want on the client response (e.g. a session token). */
 export const RESPONSE_HEADERS_STATE_KEY = "response-headers";
 
+/** Request attribute naming the agent session, set by the `agent-identity` header processor. */
+export const AGENT_IDENTITY_ATTRIBUTE = "agent-identity";
+
 /** llm-d's default producer type for each data key (§2.3 "missing producers auto-created"). */
 export const DEFAULT_PRODUCERS: Readonly<Record<string, string>> = {
   [TOKENIZED_PROMPT]: "token-producer",

@@ -30,6 +30,13 @@ export interface SchedulingRequest {
   priority: number;
   /** Flow/tenant id (`x-llm-d-inference-fairness-id`, agent identity, else `default-flow`). */
   fairnessId: string;
+  /** The authenticated tenant, on a trusted edge (a tenant map is configured). */
+  tenant?: string;
+  /**
+   * Prompt length in tokens when the host knows it without tokenizing (the fleet's workloads do);
+   * otherwise admission counts it from `promptText`.
+   */
+  inputTokens?: number;
   /** Request-scoped attributes written by header processors and producers (e.g. `agent-identity`). */
   attributes: Map<string, unknown>;
 }

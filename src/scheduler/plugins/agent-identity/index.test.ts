@@ -3,7 +3,8 @@ import { test } from "node:test";
 import { makeContext } from "../../framework/testing.ts";
 import type { RequestHeaderProcessor } from "../../framework/types.ts";
 import { instantiate } from "../testing.ts";
-import { AGENT_IDENTITY, definition } from "./index.ts";
+import { AGENT_IDENTITY_ATTRIBUTE as AGENT_IDENTITY } from "../../framework/data-keys.ts";
+import { definition } from "./index.ts";
 
 function identity(headers: Record<string, string>, params = {}) {
   const ctx = makeContext({ headers });

@@ -4,11 +4,9 @@
  * when no `x-llm-d-inference-fairness-id` is given, and a session-affinity source).
  */
 import { z } from "zod";
+import { AGENT_IDENTITY_ATTRIBUTE as AGENT_IDENTITY } from "../../framework/data-keys.ts";
 import type { RequestHeaderProcessor, SchedulingContext } from "../../framework/types.ts";
 import type { PluginDefinition } from "../../../plugin/types.ts";
-
-/** Request attribute this plugin sets. */
-export const AGENT_IDENTITY = "agent-identity";
 
 /** Claude Code, OpenCode, Codex (both spellings), in llm-d's order. */
 export const AGENT_SESSION_HEADERS = [

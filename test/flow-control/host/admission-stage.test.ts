@@ -1,14 +1,16 @@
 /**
- * createGatewayFlowControl from a real EndpointPickerConfig: the gate reads the configured
- * concurrency detector (the scheduler's own instance), and its metrics land in the host registry.
+ * The lifecycle's admission stage from a real EndpointPickerConfig, hosted by the gateway's flow
+ * gate: the gate reads the configured concurrency detector (the scheduler's own instance), and its
+ * metrics land in the host registry.
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { Registry } from "prom-client";
 import { LlmdError } from "../../../src/api/errors.ts";
-import { ManualClock } from "../../../src/core/clock.ts";
+import { type Clock, ManualClock, wallClock } from "../../../src/core/clock.ts";
 import { loadConfig } from "../../../src/config/index.ts";
-import { createGatewayFlowControl } from "../../../src/flow-control/host/compose.ts";
+import { flowGateFor } from "../../../src/gateway/admission.ts";
+import { createAdmissionStage } from "../../../src/lifecycle/admission.ts";
 import type { ConcurrencyDetector } from "../../../src/flow-control/policies/concurrency-detector.ts";
 import { endpoint, item } from "../../../src/flow-control/test-helpers.ts";
 import { FakePool } from "./fixtures.ts";
@@ -36,17 +38,33 @@ const UTILIZATION = `- type: utilization-detector
   name: limit
 `;
 
-describe("createGatewayFlowControl", () => {
+interface StageInputs {
+  config: ReturnType<typeof loadConfig>;
+  pool: FakePool;
+  registry: Registry;
+  clock?: Clock;
+  poolName?: string;
+}
+
+/** The stage and its gate, as the gateway composes them. */
+function hosted({ config, pool, registry, clock = wallClock, poolName }: StageInputs) {
+  const stage = createAdmissionStage({
+    flowControlGate: true,
+    flowControl: config.flowControl,
+    plugins: config.plugins,
+    clock,
+    endpoints: () => pool.candidates(),
+    registry,
+    ...(poolName ? { poolName } : {}),
+  });
+  return { gate: flowGateFor(stage, pool, clock)!, runtime: stage.flowControl! };
+}
+
+describe("admission stage in the flow gate", () => {
   it("wires the configured detector, the gate and the metrics into the host registry", async () => {
     const config = loadConfig(CONFIG);
     const registry = new Registry();
-    const { gate, runtime } = createGatewayFlowControl({
-      config: config.flowControl!,
-      plugins: config.plugins,
-      pool: new FakePool(),
-      registry,
-      poolName: "p",
-    });
+    const { gate, runtime } = hosted({ config, pool: new FakePool(), registry, poolName: "p" });
     assert.equal(runtime.detector, config.plugins.get("limit"));
     const signal = new AbortController().signal;
     const first = await gate.admit(item("a", 0), signal);
@@ -81,8 +99,7 @@ describe("createGatewayFlowControl", () => {
       endpoint("fresh", { updatedAtMs: 10_000 }),
       endpoint("late", { updatedAtMs: 5000, waitingQueueSize: 40 }),
     ];
-    const { plugins } = config;
-    createGatewayFlowControl({ config: config.flowControl!, plugins, pool, registry, clock });
+    hosted({ config, pool, registry, clock });
     const text = await registry.metrics();
     assert.match(text, /llm_d_epp_flow_control_stale_endpoints\{inference_pool="default"\} 1\n/);
     // The late replica's last reading (40 waiting / threshold 5 = 8) holds: mean (0 + 8) / 2.
