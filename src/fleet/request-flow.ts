@@ -78,8 +78,10 @@ export class RequestFlow {
     const screening = this.o.lifecycle.arrive(live.request, endpoints);
     record.priority = live.request.priority;
     record.fairnessId = live.request.fairnessId;
-    this.waiting.set(workload.id, live);
-    if (screening instanceof LlmdError) this.drop(workload.id, outcomeOf(screening));
+    if (screening instanceof LlmdError) {
+      this.endWithError(record, screening.code);
+      this.settle(live, outcomeOf(screening));
+    } else this.waiting.set(workload.id, live);
     return screening;
   }
 

@@ -153,3 +153,43 @@ describe("fleet flow control (tiny tenants scenario)", () => {
     assert.match(lines[0]!, /^x\s+1 chat\s+100\s+1\s+1 /);
   });
 });
+
+describe("fleet flow control with the probabilistic admitter and a tenant map", () => {
+  const TENANTS =
+    "tenants=[{name: chat, apiKeys: [chat-key-0001]}, {name: batch, apiKeys: [batch-key-0001], maxPriority: -10}]";
+  const records = (seed: number) =>
+    runScenario(
+      loadScenario(tenants, [
+        "router.config=admitter.yaml",
+        "fleet.replicas=2",
+        "durationS=20",
+        "warmupS=0",
+        "drainS=300",
+        "workload.load=1.5",
+        `seed=${seed}`,
+        TENANTS,
+      ]),
+    ).then((done) => done.result.records);
+
+  it("sheds batch before it queues, the tenant map names the flows, and nothing is lost", async () => {
+    const list = await records(1);
+    const batch = byTenant(list, "batch");
+    const shed = batch.filter((r) => r.error === "shed");
+    assert.ok(shed.length > 0 && shed.length < batch.length, `${shed.length} of ${batch.length} shed`);
+    for (const r of shed) assert.equal(r.outcome, "rejected-saturated");
+    assert.ok(!list.some((r) => r.tenant !== "batch" && r.error === "shed"), "only sheddable work is shed");
+    // Keyed tenants take their name as fairness id; the unkeyed agents fall back to default-flow.
+    assert.deepEqual(new Set(batch.map((r) => r.fairnessId)), new Set(["batch"]));
+    assert.deepEqual(new Set(byTenant(list, "chat").map((r) => r.fairnessId)), new Set(["chat"]));
+    assert.deepEqual(
+      new Set(byTenant(list, "agents").map((r) => [r.fairnessId, r.priority].join())),
+      new Set(["default-flow,0"]),
+    );
+    for (const r of list) assert.ok(r.outcome !== undefined && r.outcome !== "unfinished", r.id);
+  });
+
+  it("sheds with the seeded random source: the same seed sheds the same requests", async () => {
+    const shedIds = (list: RequestRecord[]) => list.filter((r) => r.error === "shed").map((r) => r.id);
+    assert.deepEqual(shedIds(await records(2)), shedIds(await records(2)));
+  });
+});
