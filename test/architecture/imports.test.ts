@@ -113,3 +113,10 @@ test("the scheduler framework imports no host, config, discovery or cli", () => 
   );
   assert.deepEqual(leaks, []);
 });
+
+test("docs/architecture.md lists every top-level folder of src/", () => {
+  const doc = readFileSync(resolve(import.meta.dirname, "../../docs/architecture.md"), "utf8");
+  const folders = readdirSync(SRC, { withFileTypes: true }).filter((e) => e.isDirectory());
+  const missing = folders.map((e) => e.name).filter((name) => !doc.includes(`| \`${name}/\` |`));
+  assert.deepEqual(missing, []);
+});
