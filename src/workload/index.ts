@@ -1,4 +1,5 @@
 /** Builds a workload from a scenario's `workload` section. */
+import { LlmdError } from "../api/errors.ts";
 import type { WorkloadSpec } from "./scenario.ts";
 import { AgentSession } from "./agent-session.ts";
 import { AGENTIC_DEFAULTS, agenticSession } from "./agentic.ts";
@@ -10,7 +11,7 @@ import { Rng } from "./rng.ts";
 import { SharedPrefixWorkload } from "./shared-prefix.ts";
 import { TENANT_DEFAULTS, TenantMixWorkload } from "./tenants.ts";
 import type { Workload } from "./types.ts";
-import { loadWekaSessions, type WekaSession, wekaPlan } from "./weka.ts";
+import { loadWekaSessions, sessionsInFolds, type WekaSession, wekaPlan } from "./weka.ts";
 
 /** Run parameters a workload needs besides its own section. */
 export interface WorkloadRun {
@@ -72,7 +73,9 @@ function wekaFactory(spec: Extract<WorkloadSpec, { type: "weka" }>, seed: number
     sessions = loadWekaSessions(spec.dir);
     wekaCache.set(spec.dir, sessions);
   }
-  const pool = sessions;
+  const pool = spec.fold ? sessionsInFolds(sessions, spec.fold) : sessions;
+  if (pool.length === 0)
+    throw new LlmdError("invalid_scenario", `workload.fold selects no session of ${spec.dir}`);
   const rng = new Rng(`weka-draws:${seed}`);
   const options = { warmFraction: spec.warmFraction, thinkCapMs: spec.thinkCapS * 1000 };
   return (index) => new AgentSession(wekaPlan(rng.pick(pool), index, options));

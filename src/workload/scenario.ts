@@ -26,6 +26,11 @@ const workloadSchema = z.discriminatedUnion("type", [
     type: z.literal("weka"),
     dir: z.string().default("weka-claude-code"),
     warmFraction: z.number().min(0).max(1).default(0),
+    /** Draw only sessions of these folds of a k-fold split by session-id hash (src/workload/weka.ts). */
+    fold: z
+      .strictObject({ k: z.int().min(2), include: z.array(z.int().nonnegative()).min(1) })
+      .refine((f) => f.include.every((i) => i < f.k), { message: "fold.include entries must be < fold.k" })
+      .optional(),
     ...closedLoop,
   }),
   z.strictObject({

@@ -6,6 +6,7 @@
  * tools + system prompt maps to a cross-session namespace (workloads.md §5.5).
  */
 import type { StreamPlan, TurnPlan } from "./agent-session.ts";
+import { fnv1a32 } from "./rng.ts";
 import { readLines } from "./trace-files.ts";
 import type { Segment, WorkloadRequest } from "./types.ts";
 
@@ -74,6 +75,31 @@ function addRow(sessions: Map<string, WekaSession>, row: WekaRequestRow): void {
   const rows = session.agents.get(row.agent) ?? [];
   rows.push(row);
   session.agents.set(row.agent, rows);
+}
+
+/** Which folds of a k-fold split by session id a run draws from. */
+export interface WekaFold {
+  /** Number of folds (≥ 2). */
+  k: number;
+  /** Folds kept, each in [0, k). */
+  include: readonly number[];
+}
+
+/**
+ * The fold (in [0, k)) of a session id: a hash of the id alone, so a session stays in its fold
+ * whatever the seed, the order of the trace files or the other sessions present.
+ */
+export function sessionFold(session: string, k: number): number {
+  return fnv1a32(`fold:${session}`) % k;
+}
+
+/** The sessions whose fold is in `fold.include`, in their original order. */
+export function sessionsInFolds<T extends { session: string }>(sessions: readonly T[], fold: WekaFold): T[] {
+  const keep = new Set(fold.include);
+  for (const f of keep)
+    if (!Number.isInteger(f) || f < 0 || f >= fold.k)
+      throw new RangeError(`fold ${f} outside [0, ${fold.k})`);
+  return sessions.filter((s) => keep.has(sessionFold(s.session, fold.k)));
 }
 
 /** Expands run-length-encoded hash ids. */
