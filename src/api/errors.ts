@@ -34,26 +34,26 @@ export interface ErrorSpec {
   retryAfterSeconds?: number;
 }
 
+/** A catalogue entry that names no drop: its status, where it arises and the condition. */
+const entry = (origin: Exclude<ErrorOrigin, "admission">) => (status: number, condition: string) =>
+  ({ status, origin, condition }) as const;
+const request = entry("request");
+const upstream = entry("upstream");
+const simulator = entry("simulator");
+const startup = entry("startup");
+
 const drop = (status: number, droppedReason: DroppedReason, condition: string, retryAfterSeconds?: number) =>
   ({ status, origin: "admission", condition, droppedReason, retryAfterSeconds }) as const;
 
 /** Every error code llmd answers or throws with. */
 export const ERROR_CATALOGUE = {
-  invalid_json: { status: 400, origin: "request", condition: "The body is not a JSON object." },
-  invalid_request: {
-    status: 400,
-    origin: "request",
-    condition: "A field is missing or of the wrong type or range; `param` names it.",
-  },
-  duplicate_request_id: {
-    status: 400,
-    origin: "request",
-    condition: "The `x-request-id` is already queued or in flight.",
-  },
-  model_not_found: { status: 404, origin: "request", condition: "No endpoint serves the requested model." },
-  not_found: { status: 404, origin: "request", condition: "No route for the path." },
-  method_not_allowed: { status: 405, origin: "request", condition: "The route exists for another method." },
-  request_too_large: { status: 413, origin: "request", condition: "The body exceeds the size limit." },
+  invalid_json: request(400, "The body is not a JSON object."),
+  invalid_request: request(400, "A field is missing or of the wrong type or range; `param` names it."),
+  duplicate_request_id: request(400, "The `x-request-id` is already queued or in flight."),
+  model_not_found: request(404, "No endpoint serves the requested model."),
+  not_found: request(404, "No route for the path."),
+  method_not_allowed: request(405, "The route exists for another method."),
+  request_too_large: request(413, "The body exceeds the size limit."),
   shed: drop(
     429,
     "rejected-saturated",
@@ -72,54 +72,34 @@ export const ERROR_CATALOGUE = {
   no_endpoints: drop(503, "rejected-no-endpoints", "The pool has no ready endpoint for the model.", 5),
   client_cancelled: drop(503, "rejected-context-cancelled", "The client left while the request was queued."),
   shutting_down: drop(503, "rejected-shutting-down", "The router is shutting down.", 1),
-  upstream_failed: { status: 502, origin: "upstream", condition: "The model server failed or closed early." },
-  upstream_timeout: {
-    status: 504,
-    origin: "upstream",
-    condition: "The model server did not answer in time.",
-  },
-  internal_error: { status: 500, origin: "upstream", condition: "A bug: an unexpected exception." },
-  engine_rejected: {
-    status: 400,
-    origin: "simulator",
-    condition: "The engine refused the request (e.g. longer than the model's context).",
-  },
-  queue_full: { status: 429, origin: "simulator", condition: "The engine's waiting queue is full." },
-  rate_limit_exceeded: { status: 429, origin: "simulator", condition: "Injected failure `rate_limit`." },
-  invalid_api_key: { status: 401, origin: "simulator", condition: "Injected failure `invalid_api_key`." },
-  context_length_exceeded: {
-    status: 400,
-    origin: "simulator",
-    condition:
-      "Prompt plus requested output exceed the model context (vLLM's code; also injected `context_length`).",
-  },
-  server_error: { status: 503, origin: "simulator", condition: "Injected failure `server_error`." },
-  invalid_request_error: {
-    status: 400,
-    origin: "simulator",
-    condition: "Injected failure `invalid_request` (llm-d-inference-sim's code).",
-  },
-  injected_error: {
-    status: 500,
-    origin: "simulator",
-    condition: "Forced by the `X-Return-Error: <status>` header; that status (500 when invalid).",
-  },
-  invalid_config: { status: 500, origin: "startup", condition: "The EndpointPickerConfig cannot be used." },
-  invalid_scenario: { status: 400, origin: "startup", condition: "A scenario file or value is invalid." },
-  invalid_override: { status: 400, origin: "startup", condition: "A `--set` is not `key=value`." },
-  invalid_engine_options: { status: 400, origin: "startup", condition: "An engine option is out of range." },
-  invalid_endpoints_file: { status: 400, origin: "startup", condition: "The endpoints file is malformed." },
-  endpoints_file_unreadable: {
-    status: 400,
-    origin: "startup",
-    condition: "The endpoints file cannot be read.",
-  },
-  no_endpoints_configured: {
-    status: 500,
-    origin: "startup",
-    condition: "No endpoint source: no `--endpoints`, endpoints file or discovery plugin.",
-  },
-  invalid_option: { status: 400, origin: "startup", condition: "A command-line flag has an invalid value." },
+  upstream_failed: upstream(502, "The model server failed or closed early."),
+  upstream_timeout: upstream(504, "The model server did not answer in time."),
+  internal_error: upstream(500, "A bug: an unexpected exception."),
+  engine_rejected: simulator(400, "The engine refused the request (e.g. longer than the model's context)."),
+  queue_full: simulator(429, "The engine's waiting queue is full."),
+  rate_limit_exceeded: simulator(429, "Injected failure `rate_limit`."),
+  invalid_api_key: simulator(401, "Injected failure `invalid_api_key`."),
+  context_length_exceeded: simulator(
+    400,
+    "Prompt plus requested output exceed the model context (vLLM's code; also injected `context_length`).",
+  ),
+  server_error: simulator(503, "Injected failure `server_error`."),
+  invalid_request_error: simulator(400, "Injected failure `invalid_request` (llm-d-inference-sim's code)."),
+  injected_error: simulator(
+    500,
+    "Forced by the `X-Return-Error: <status>` header; that status (500 when invalid).",
+  ),
+  invalid_config: startup(500, "The EndpointPickerConfig cannot be used."),
+  invalid_scenario: startup(400, "A scenario file or value is invalid."),
+  invalid_override: startup(400, "A `--set` is not `key=value`."),
+  invalid_engine_options: startup(400, "An engine option is out of range."),
+  invalid_endpoints_file: startup(400, "The endpoints file is malformed."),
+  endpoints_file_unreadable: startup(400, "The endpoints file cannot be read."),
+  no_endpoints_configured: startup(
+    500,
+    "No endpoint source: no `--endpoints`, endpoints file or discovery plugin.",
+  ),
+  invalid_option: startup(400, "A command-line flag has an invalid value."),
 } as const satisfies Record<string, ErrorSpec>;
 
 /** A catalogued error code. */
