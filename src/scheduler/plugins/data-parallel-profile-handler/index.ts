@@ -13,7 +13,9 @@ import type { Endpoint } from "../../../endpoints/endpoint.ts";
 import { UPSTREAM_HEADERS_STATE_KEY } from "../../framework/data-keys.ts";
 import type { PreRequest, SchedulingContext, SchedulingResult } from "../../framework/types.ts";
 import type { PluginDefinition } from "../../../plugin/types.ts";
+import { chosenFor } from "../shared/chosen-endpoints.ts";
 import { SingleProfileHandler } from "../shared/single-profile.ts";
+import { setStateHeader } from "../shared/state-headers.ts";
 
 /** Request header naming the picked rank, as llm-d sets it. */
 export const DATA_PARALLEL_HEADER = "x-data-parallel-host-port";
@@ -50,11 +52,8 @@ class DataParallelProfileHandler extends SingleProfileHandler implements PreRequ
   }
 
   preRequest(ctx: SchedulingContext, result: SchedulingResult): void {
-    const target = result.profileResults.get(result.primaryProfileName)?.targetEndpoints[0];
-    if (!target) return;
-    let headers = ctx.state.get(UPSTREAM_HEADERS_STATE_KEY) as Map<string, string> | undefined;
-    if (!headers) ctx.state.set(UPSTREAM_HEADERS_STATE_KEY, (headers = new Map()));
-    headers.set(DATA_PARALLEL_HEADER, hostPort(target));
+    const target = chosenFor(result);
+    if (target) setStateHeader(ctx, UPSTREAM_HEADERS_STATE_KEY, DATA_PARALLEL_HEADER, hostPort(target));
   }
 }
 

@@ -14,6 +14,7 @@ import type { Endpoint } from "../../../endpoints/endpoint.ts";
 import { RESPONSE_HEADERS_STATE_KEY } from "../../framework/data-keys.ts";
 import type { SchedulingContext, SchedulingResult } from "../../framework/types.ts";
 import { chosenFor } from "./chosen-endpoints.ts";
+import { setStateHeader } from "./state-headers.ts";
 
 const source = z.union([
   z.strictObject({ header: z.string().min(1) }),
@@ -51,9 +52,7 @@ export function encodeSessionToken(endpoint: Endpoint): string {
 
 /** Writes a header for the client response of this request. */
 export function setResponseHeader(ctx: SchedulingContext, name: string, value: string): void {
-  let headers = ctx.state.get(RESPONSE_HEADERS_STATE_KEY) as Map<string, string> | undefined;
-  if (!headers) ctx.state.set(RESPONSE_HEADERS_STATE_KEY, (headers = new Map()));
-  headers.set(name, value);
+  setStateHeader(ctx, RESPONSE_HEADERS_STATE_KEY, name, value);
 }
 
 interface Binding {
