@@ -75,12 +75,10 @@ export function startSse(res: ServerResponse): void {
   res.flushHeaders();
 }
 
-/** Writes one SSE event carrying `payload` as JSON. */
-export function writeSse(res: ServerResponse, payload: unknown): void {
-  res.write(`data: ${JSON.stringify(payload)}\n\n`);
+/** One untyped SSE event carrying `payload` as JSON. */
+export function sseData(payload: unknown): string {
+  return `data: ${JSON.stringify(payload)}\n\n`;
 }
 
-/** Writes the final `[DONE]` event and ends the response. */
-export function endSse(res: ServerResponse): void {
-  res.end("data: [DONE]\n\n");
-}
+/** The event that ends a chat or completions stream. */
+export const SSE_DONE = "data: [DONE]\n\n";

@@ -1,6 +1,7 @@
 /**
- * Response bodies of the two generation endpoints in vLLM's shapes, behind one interface so the
- * generation handler does not care which endpoint it serves.
+ * Response bodies of the generation endpoints in vLLM's shapes, behind one interface so the
+ * generation run does not care which endpoint it serves: completions and chat stream
+ * `data: {chunk}` events closed by `data: [DONE]`.
  */
 import type {
   ChatCompletionChunk,
@@ -10,6 +11,7 @@ import type {
   FinishReason,
   Usage,
 } from "../../api/openai.ts";
+import { SSE_DONE, sseData } from "../http.ts";
 
 /** Identity of one response, repeated in every chunk. */
 export interface ResponseHead {
@@ -19,30 +21,60 @@ export interface ResponseHead {
   model: string;
 }
 
+/** The SSE text of one streamed response, piece by piece, in order; single use. */
+export interface StreamEncoder {
+  /** Sent as the stream opens, before any token ("" when the format sends nothing then). */
+  open(): string;
+  /** A chunk of output `text` (may be ""); `finish` is set on the chunk with the last token. */
+  chunk(text: string, finish: FinishReason | null): string;
+  /** Ends the stream after the last chunk; `text` is the whole output. */
+  close(text: string, finish: FinishReason, usage: Usage): string;
+}
+
 /** Builds the bodies of one endpoint. */
 export interface ResponseFormat {
   /** Prefix of response ids (`cmpl-`, `chatcmpl-`). */
   readonly idPrefix: string;
-  /** A streaming chunk; `first` marks the first chunk of the stream (chat sends the role there). */
-  chunk(head: ResponseHead, text: string, finish: FinishReason | null, first: boolean): object;
-  /** The final usage-only chunk (`stream_options.include_usage`). */
-  usageChunk(head: ResponseHead, usage: Usage): object;
+  /** The encoder of one streamed response; `includeUsage` is `stream_options.include_usage`. */
+  stream(head: ResponseHead, includeUsage: boolean): StreamEncoder;
   /** The non-streaming body. */
   full(head: ResponseHead, text: string, finish: FinishReason, usage: Usage): object;
+}
+
+/**
+ * The completions/chat stream: one `data:` event per chunk (`first` marks the first, where chat
+ * sends the role), the usage-only chunk when asked, then `[DONE]`.
+ */
+function dataStream(
+  includeUsage: boolean,
+  chunk: (text: string, finish: FinishReason | null, first: boolean) => object,
+  usageChunk: (usage: Usage) => object,
+): StreamEncoder {
+  let first = true;
+  return {
+    open: () => "",
+    chunk(text, finish) {
+      const event = sseData(chunk(text, finish, first));
+      first = false;
+      return event;
+    },
+    close: (_text, _finish, usage) => (includeUsage ? sseData(usageChunk(usage)) : "") + SSE_DONE,
+  };
 }
 
 /** `/v1/completions`. */
 export const completionFormat: ResponseFormat = {
   idPrefix: "cmpl-",
-  chunk(head, text, finish): CompletionChunk {
-    return {
-      ...head,
-      object: "text_completion",
-      choices: [{ index: 0, text, logprobs: null, finish_reason: finish }],
-    };
-  },
-  usageChunk(head, usage): CompletionChunk {
-    return { ...head, object: "text_completion", choices: [], usage };
+  stream(head, includeUsage) {
+    return dataStream(
+      includeUsage,
+      (text, finish): CompletionChunk => ({
+        ...head,
+        object: "text_completion",
+        choices: [{ index: 0, text, logprobs: null, finish_reason: finish }],
+      }),
+      (usage): CompletionChunk => ({ ...head, object: "text_completion", choices: [], usage }),
+    );
   },
   full(head, text, finish, usage): CompletionResponse {
     return {
@@ -57,20 +89,23 @@ export const completionFormat: ResponseFormat = {
 /** `/v1/chat/completions`. */
 export const chatFormat: ResponseFormat = {
   idPrefix: "chatcmpl-",
-  chunk(head, text, finish, first): ChatCompletionChunk {
-    const delta = first
-      ? { role: "assistant" as const, content: text }
-      : finish && !text
-        ? {}
-        : { content: text };
-    return {
-      ...head,
-      object: "chat.completion.chunk",
-      choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }],
-    };
-  },
-  usageChunk(head, usage): ChatCompletionChunk {
-    return { ...head, object: "chat.completion.chunk", choices: [], usage };
+  stream(head, includeUsage) {
+    return dataStream(
+      includeUsage,
+      (text, finish, first): ChatCompletionChunk => {
+        const delta = first
+          ? { role: "assistant" as const, content: text }
+          : finish && !text
+            ? {}
+            : { content: text };
+        return {
+          ...head,
+          object: "chat.completion.chunk",
+          choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }],
+        };
+      },
+      (usage): ChatCompletionChunk => ({ ...head, object: "chat.completion.chunk", choices: [], usage }),
+    );
   },
   full(head, text, finish, usage): ChatCompletionResponse {
     return {

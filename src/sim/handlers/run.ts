@@ -9,9 +9,9 @@ import type { GenerationRequest, Usage } from "../../api/openai.ts";
 import type { StepOutput } from "../../engine/types.ts";
 import type { SimContext } from "../context.ts";
 import type { OutputSink } from "../driver.ts";
-import { endSse, sendError, sendJson, startSse, writeSse } from "../http.ts";
+import { sendError, sendJson, startSse } from "../http.ts";
 import { type PlannedOutput, tokensText } from "../output.ts";
-import type { ResponseFormat, ResponseHead } from "./format.ts";
+import type { ResponseFormat, ResponseHead, StreamEncoder } from "./format.ts";
 
 /** A validated request the server agreed to serve. */
 export interface Admitted {
@@ -24,6 +24,8 @@ export interface Admitted {
 /** Streams or collects one request's output; single use. */
 export class GenerationRun implements OutputSink {
   private readonly head: ResponseHead;
+  /** The SSE text of a streamed response; undefined when not streaming. */
+  private readonly encoder: StreamEncoder | undefined;
   private readonly arrivalMs: number;
   private lastTokenMs = 0;
   private generated = 0;
@@ -45,6 +47,7 @@ export class GenerationRun implements OutputSink {
       model: job.request.model,
     };
     this.arrivalMs = ctx.driver.now();
+    if (job.request.stream) this.encoder = format.stream(this.head, job.request.includeUsage);
   }
 
   /** Queues the request in the engine and starts the response. */
@@ -62,14 +65,18 @@ export class GenerationRun implements OutputSink {
       return;
     }
     this.res.on("close", this.onClose);
-    if (request.stream) startSse(this.res);
+    if (this.encoder) {
+      startSse(this.res);
+      const opening = this.encoder.open();
+      if (opening) this.res.write(opening);
+    }
   }
 
   /** Engine output for this request, visible at engine time `atMs`. */
   onOutput(out: StepOutput, atMs: number): void {
     this.generated = out.generated;
     if (out.newTokens > 0) this.recordLatency(out, atMs);
-    if (this.job.request.stream && this.chunkDue(out)) this.streamChunk(out);
+    if (this.encoder && this.chunkDue(out)) this.streamChunk(this.encoder, out);
     if (out.finished) this.finish(out.generated, atMs);
   }
 
@@ -83,10 +90,10 @@ export class GenerationRun implements OutputSink {
     return pending > 0 && (this.streamed === 0 || pending >= this.ctx.config["stream-interval"]);
   }
 
-  private streamChunk(out: StepOutput): void {
+  private streamChunk(encoder: StreamEncoder, out: StepOutput): void {
     const text = tokensText(this.job.output, this.streamed, out.generated);
     const finish = out.finished ? this.job.output.finishReason : null;
-    writeSse(this.res, this.format.chunk(this.head, text, finish, this.streamed === 0));
+    this.res.write(encoder.chunk(text, finish));
     this.streamed = out.generated;
   }
 
@@ -105,7 +112,7 @@ export class GenerationRun implements OutputSink {
 
   private finish(generated: number, atMs: number): void {
     this.done = true;
-    const { request, output, promptIds } = this.job;
+    const { output, promptIds } = this.job;
     this.ctx.metrics.finished(
       output.finishReason,
       (atMs - this.arrivalMs) / 1000,
@@ -113,12 +120,8 @@ export class GenerationRun implements OutputSink {
       generated,
     );
     const usage = this.usage(generated);
-    if (!request.stream) {
-      sendJson(this.res, 200, this.format.full(this.head, output.text, output.finishReason, usage));
-      return;
-    }
-    if (request.includeUsage) writeSse(this.res, this.format.usageChunk(this.head, usage));
-    endSse(this.res);
+    if (this.encoder) this.res.end(this.encoder.close(output.text, output.finishReason, usage));
+    else sendJson(this.res, 200, this.format.full(this.head, output.text, output.finishReason, usage));
   }
 
   private usage(generated: number): Usage {
