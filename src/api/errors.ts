@@ -50,6 +50,10 @@ export const ERROR_CATALOGUE = {
   invalid_json: request(400, "The body is not a JSON object."),
   invalid_request: request(400, "A field is missing or of the wrong type or range; `param` names it."),
   duplicate_request_id: request(400, "The `x-request-id` is already queued or in flight."),
+  previous_response_not_found: request(
+    400,
+    "`previous_response_id` names no stored response (unknown, deleted, expired or `store: false`; `llmd sim` stores none).",
+  ),
   model_not_found: request(404, "No endpoint serves the requested model."),
   not_found: request(404, "No route for the path."),
   method_not_allowed: request(405, "The route exists for another method."),

@@ -1,11 +1,12 @@
 /**
- * Validation of OpenAI completions / chat request bodies into a `GenerationRequest`.
+ * Validation of OpenAI completions / chat / responses request bodies into a `GenerationRequest`.
  * Total over any JSON value: never throws, returns the first problem as a 400 `LlmdError`
  * naming the parameter. Unknown fields are ignored, as vLLM does.
  */
-import { badRequest, type LlmdError } from "./errors.ts";
+import { badRequest, LlmdError } from "./errors.ts";
 import type { GenerationRequest, PromptInput } from "./openai.ts";
 import { type ChatMessageLike, contentText, renderChat } from "./prompt.ts";
+import { itemsToMessages, parseInput, type ResponseRequestEcho } from "./responses.ts";
 
 /** A parse outcome: the value, or the error to send. */
 export type Parsed<T> = { ok: true; value: T } | { ok: false; error: LlmdError };
@@ -52,6 +53,95 @@ export function parseChatRequest(body: Body): Parsed<GenerationRequest> {
     : [body.max_tokens, "max_tokens"];
   const prompt = { text: renderChat(messages.value) };
   return parseCommon(body, "chat", prompt, lastUserText(messages.value), maxValue, maxParam);
+}
+
+/** A validated `POST /v1/responses` body: the generation it asks for and what its response repeats. */
+export interface ResponsesRequest {
+  generation: GenerationRequest;
+  echo: ResponseRequestEcho;
+}
+
+/**
+ * Validates a stateless `POST /v1/responses` body, as vLLM serves it without its response store:
+ * the prompt is `renderChat(itemsToMessages(instructions, input))`, the same text as a chat request
+ * with those messages, so both share prefix-cache blocks. With no store, `previous_response_id`
+ * never names a known response; `store` is accepted and ignored; `background` needs a store and is
+ * refused. `tools` are accepted and repeated, never called.
+ */
+export function parseResponsesRequest(body: Body): Parsed<ResponsesRequest> {
+  const previous = body.previous_response_id;
+  if (previous !== undefined && previous !== null) {
+    if (typeof previous !== "string")
+      return fail("`previous_response_id` must be a string", "previous_response_id");
+    const message = `Previous response with id '${previous}' not found.`;
+    const error = badRequest(message, "previous_response_id", "previous_response_not_found");
+    return { ok: false, error };
+  }
+  const store = optionalBool(body.store, "store");
+  if (!store.ok) return store;
+  const background = optionalBool(body.background, "background");
+  if (!background.ok) return background;
+  if (background.value)
+    return fail("`background` needs a response store; this server keeps none", "background");
+  const instructions = body.instructions ?? null;
+  if (instructions !== null && typeof instructions !== "string")
+    return fail("`instructions` must be a string", "instructions");
+  const items = parseInput(body.input);
+  if (items instanceof LlmdError) return { ok: false, error: items };
+  const messages = itemsToMessages(instructions, items);
+  if (messages.length === 0) return fail("`input` must not be empty", "input");
+  const echo = parseEcho(body, instructions);
+  if (!echo.ok) return echo;
+  const prompt = { text: renderChat(messages) };
+  const generation = parseCommon(
+    body,
+    "responses",
+    prompt,
+    lastUserText(messages),
+    body.max_output_tokens,
+    "max_output_tokens",
+  );
+  if (!generation.ok) return generation;
+  const maxOutput = generation.value.maxTokens ?? null;
+  return {
+    ok: true,
+    value: { generation: generation.value, echo: { ...echo.value, max_output_tokens: maxOutput } },
+  };
+}
+
+/** The sampling and tool fields a response repeats, validated (`max_output_tokens` is filled in later). */
+function parseEcho(body: Body, instructions: string | null): Parsed<ResponseRequestEcho> {
+  const temperature = optionalNumber(body.temperature, "temperature", 0, 2);
+  if (!temperature.ok) return temperature;
+  const topP = optionalNumber(body.top_p, "top_p", 0, 1);
+  if (!topP.ok) return topP;
+  const tools = body.tools ?? [];
+  if (!Array.isArray(tools) || !tools.every((t) => t !== null && typeof t === "object" && !Array.isArray(t)))
+    return fail("`tools` must be an array of tool objects", "tools");
+  const toolChoice = body.tool_choice ?? "auto";
+  if (typeof toolChoice !== "string" && (typeof toolChoice !== "object" || Array.isArray(toolChoice)))
+    return fail("`tool_choice` must be a string or an object", "tool_choice");
+  const parallel = body.parallel_tool_calls ?? true;
+  if (typeof parallel !== "boolean")
+    return fail("`parallel_tool_calls` must be a boolean", "parallel_tool_calls");
+  const metadata = body.metadata ?? {};
+  if (
+    typeof metadata !== "object" ||
+    Array.isArray(metadata) ||
+    !Object.values(metadata).every((v) => typeof v === "string")
+  )
+    return fail("`metadata` must be an object of string values", "metadata");
+  const value: ResponseRequestEcho = {
+    instructions,
+    max_output_tokens: null,
+    temperature: temperature.value,
+    top_p: topP.value,
+    tools,
+    tool_choice: toolChoice,
+    parallel_tool_calls: parallel,
+    metadata: metadata as Record<string, string>,
+  };
+  return { ok: true, value };
 }
 
 function parseCommon(
@@ -175,6 +265,14 @@ function parseStop(stop: unknown): Parsed<string[]> {
 function optionalBool(value: unknown, param: string): Parsed<boolean> {
   if (value === undefined || value === null) return { ok: true, value: false };
   return typeof value === "boolean" ? { ok: true, value } : fail(`\`${param}\` must be a boolean`, param);
+}
+
+function optionalNumber(value: unknown, param: string, min: number, max: number): Parsed<number | null> {
+  if (value === undefined || value === null) return { ok: true, value: null };
+  if (typeof value !== "number" || !Number.isFinite(value) || value < min || value > max) {
+    return fail(`\`${param}\` must be a number between ${min} and ${max}`, param);
+  }
+  return { ok: true, value };
 }
 
 function optionalPositiveInt(value: unknown, param: string): Parsed<number | undefined> {

@@ -86,11 +86,12 @@ export interface TokenizeResponse {
 export type PromptInput = { text: string } | { tokenIds: Uint32Array };
 
 /**
- * A validated completions or chat request, normalised so the two endpoints share one code path.
- * Lengths are in tokens; `maxTokens` is undefined when the client sent neither field.
+ * A validated completions, chat or responses request, normalised so the endpoints share one code
+ * path (a responses request is a chat request over `itemsToMessages(instructions, input)`).
+ * Lengths are in tokens; `maxTokens` is undefined when the client sent no limit.
  */
 export interface GenerationRequest {
-  kind: "completion" | "chat";
+  kind: "completion" | "chat" | "responses";
   model: string;
   prompt: PromptInput;
   /** What an echoing server returns: the completions prompt or the last user message. */
@@ -98,7 +99,7 @@ export interface GenerationRequest {
   stream: boolean;
   /** `stream_options.include_usage`: a final chunk carrying usage. */
   includeUsage: boolean;
-  /** `max_tokens`, or chat's `max_completion_tokens`; >= 1 when set. */
+  /** `max_tokens`, chat's `max_completion_tokens` or responses' `max_output_tokens`; >= 1 when set. */
   maxTokens: number | undefined;
   ignoreEos: boolean;
   /** Stop strings (non-empty strings only). */

@@ -1,6 +1,7 @@
 /**
  * Small node:http helpers for the simulator: bounded body reading, JSON and OpenAI-error replies,
- * and Server-Sent Events in the OpenAI framing (`data: {...}\n\n`, closed by `data: [DONE]`).
+ * and Server-Sent Events in OpenAI's two framings: chat/completions' `data: {...}\n\n` closed by
+ * `data: [DONE]`, and the Responses API's typed `event: <type>\ndata: {...}\n\n`.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { LlmdError, toOpenAIError } from "../api/errors.ts";
@@ -78,6 +79,11 @@ export function startSse(res: ServerResponse): void {
 /** One untyped SSE event carrying `payload` as JSON. */
 export function sseData(payload: unknown): string {
   return `data: ${JSON.stringify(payload)}\n\n`;
+}
+
+/** One SSE event named `type` carrying `payload` as JSON. */
+export function sseEvent(type: string, payload: unknown): string {
+  return `event: ${type}\ndata: ${JSON.stringify(payload)}\n\n`;
 }
 
 /** The event that ends a chat or completions stream. */

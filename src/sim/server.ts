@@ -1,7 +1,7 @@
 /**
- * The vLLM-compatible simulator server: raw node:http around one engine. Routes the OpenAI endpoints,
- * `/tokenize`, `/health` and `/metrics`; wrong paths get 404, wrong methods 405, and any unexpected
- * failure a 500 OpenAI error (never a crash).
+ * The vLLM-compatible simulator server: raw node:http around one engine. Routes the OpenAI endpoints
+ * (completions, chat completions, stateless responses), `/tokenize`, `/health` and `/metrics`; wrong
+ * paths get 404, wrong methods 405, and any unexpected failure a 500 OpenAI error (never a crash).
  */
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -33,6 +33,10 @@ const ROUTES = new Map<string, { method: string; handler: Handler }>(
     "/v1/chat/completions": {
       method: "POST",
       handler: (ctx, req, res) => handleGeneration(ctx, req, res, "chat"),
+    },
+    "/v1/responses": {
+      method: "POST",
+      handler: (ctx, req, res) => handleGeneration(ctx, req, res, "responses"),
     },
     "/v1/models": { method: "GET", handler: (ctx, _req, res) => handleModels(ctx, res) },
     "/tokenize": { method: "POST", handler: handleTokenize },

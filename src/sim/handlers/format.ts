@@ -1,7 +1,7 @@
 /**
  * Response bodies of the generation endpoints in vLLM's shapes, behind one interface so the
  * generation run does not care which endpoint it serves: completions and chat stream
- * `data: {chunk}` events closed by `data: [DONE]`.
+ * `data: {chunk}` events closed by `data: [DONE]`; the Responses API streams OpenAI's typed events.
  */
 import type {
   ChatCompletionChunk,
@@ -11,7 +11,14 @@ import type {
   FinishReason,
   Usage,
 } from "../../api/openai.ts";
-import { SSE_DONE, sseData } from "../http.ts";
+import {
+  type MessageItem,
+  outputMessage,
+  type ResponseObject,
+  type ResponseRequestEcho,
+  type ResponseUsage,
+} from "../../api/responses.ts";
+import { SSE_DONE, sseData, sseEvent } from "../http.ts";
 
 /** Identity of one response, repeated in every chunk. */
 export interface ResponseHead {
@@ -33,7 +40,7 @@ export interface StreamEncoder {
 
 /** Builds the bodies of one endpoint. */
 export interface ResponseFormat {
-  /** Prefix of response ids (`cmpl-`, `chatcmpl-`). */
+  /** Prefix of response ids (`cmpl-`, `chatcmpl-`, `resp_`). */
   readonly idPrefix: string;
   /** The encoder of one streamed response; `includeUsage` is `stream_options.include_usage`. */
   stream(head: ResponseHead, includeUsage: boolean): StreamEncoder;
@@ -118,3 +125,107 @@ export const chatFormat: ResponseFormat = {
     };
   },
 };
+
+const RESPONSE_ID_PREFIX = "resp_";
+
+/** The engine's usage in the Responses API's names; the simulator does not reason. */
+function responseUsage(usage: Usage): ResponseUsage {
+  return {
+    input_tokens: usage.prompt_tokens,
+    input_tokens_details: { cached_tokens: usage.prompt_tokens_details?.cached_tokens ?? 0 },
+    output_tokens: usage.completion_tokens,
+    output_tokens_details: { reasoning_tokens: 0 },
+    total_tokens: usage.total_tokens,
+  };
+}
+
+/**
+ * `/v1/responses` for one request, whose response object repeats `echo`. Stateless, like vLLM
+ * without `VLLM_ENABLE_RESPONSES_API_STORE`: nothing is kept, so every object says `store: false`.
+ * The output is one assistant message with one `output_text` part; a response cut by the token
+ * limit (finish `length`) is `incomplete` with reason `max_output_tokens`, its message still
+ * `completed` (vLLM's statuses).
+ */
+export function responsesFormat(echo: ResponseRequestEcho): ResponseFormat {
+  const itemId = (head: ResponseHead) => `msg_${head.id.slice(RESPONSE_ID_PREFIX.length)}`;
+  const message = (head: ResponseHead, text: string): MessageItem => outputMessage(itemId(head), text);
+  const object = (
+    head: ResponseHead,
+    status: ResponseObject["status"],
+    output: MessageItem[],
+    usage: Usage | null,
+  ): ResponseObject => ({
+    id: head.id,
+    object: "response",
+    created_at: head.created,
+    status,
+    model: head.model,
+    output,
+    instructions: echo.instructions,
+    previous_response_id: null,
+    max_output_tokens: echo.max_output_tokens,
+    temperature: echo.temperature,
+    top_p: echo.top_p,
+    tools: echo.tools,
+    tool_choice: echo.tool_choice,
+    parallel_tool_calls: echo.parallel_tool_calls,
+    metadata: echo.metadata,
+    store: false,
+    text: { format: { type: "text" } },
+    truncation: "disabled",
+    usage: usage && responseUsage(usage),
+    incomplete_details: status === "incomplete" ? { reason: "max_output_tokens" } : null,
+    error: null,
+  });
+  const full = (head: ResponseHead, text: string, finish: FinishReason, usage: Usage): ResponseObject =>
+    object(head, finish === "length" ? "incomplete" : "completed", [message(head, text)], usage);
+  return {
+    idPrefix: RESPONSE_ID_PREFIX,
+    full,
+    stream(head) {
+      let sequence = 0;
+      const event = (type: string, fields: object) =>
+        sseEvent(type, { type, sequence_number: sequence++, ...fields });
+      const item = { item_id: itemId(head), output_index: 0 };
+      const part = { ...item, content_index: 0 };
+      const textPart = (text: string) => ({ type: "output_text", text, annotations: [], logprobs: [] });
+      // The message and its part open with the first chunk (as vLLM does), or at the end when the
+      // output is empty and no chunk carried text.
+      let opened = false;
+      const openItem = (): string => {
+        if (opened) return "";
+        opened = true;
+        const added: MessageItem = { ...outputMessage(item.item_id, ""), status: "in_progress", content: [] };
+        return (
+          event("response.output_item.added", { output_index: 0, item: added }) +
+          event("response.content_part.added", { ...part, part: textPart("") })
+        );
+      };
+      return {
+        open() {
+          const pending = object(head, "in_progress", [], null);
+          return (
+            event("response.created", { response: pending }) +
+            event("response.in_progress", { response: pending })
+          );
+        },
+        chunk(text) {
+          const opening = openItem();
+          if (text === "") return opening;
+          return opening + event("response.output_text.delta", { ...part, delta: text, logprobs: [] });
+        },
+        // OpenAI ends an incomplete stream with `response.incomplete`; vLLM always sends
+        // `response.completed`, its response carrying the status, and the simulator follows vLLM.
+        close(text, finish, usage) {
+          return (
+            openItem() +
+            event("response.output_text.done", { ...part, text, logprobs: [] }) +
+            event("response.content_part.done", { ...part, part: textPart(text) }) +
+            event("response.output_item.done", { output_index: 0, item: message(head, text) }) +
+            event("response.completed", { response: full(head, text, finish, usage) })
+          );
+        },
+      };
+    },
+  };
+}

@@ -1,7 +1,8 @@
 /**
- * `POST /v1/completions` and `/v1/chat/completions`: read and validate the body, resolve the model,
- * apply failure injection, tokenize, check the context window, plan the output, then hand the
- * request to a `GenerationRun`. Every refusal is an OpenAI error reply, never an exception.
+ * `POST /v1/completions`, `/v1/chat/completions` and `/v1/responses`: read and validate the body,
+ * resolve the model, apply failure injection, tokenize, check the context window, plan the output,
+ * then hand the request to a `GenerationRun`. Every refusal is an OpenAI error reply, never an
+ * exception.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { badRequest, LlmdError } from "../../api/errors.ts";
@@ -11,10 +12,11 @@ import {
   parseChatRequest,
   parseCompletionRequest,
   parseJsonBody,
+  parseResponsesRequest,
 } from "../../api/openai-request.ts";
 import type { SimContext } from "../context.ts";
 import { readBody, sendError } from "../http.ts";
-import { chatFormat, completionFormat } from "./format.ts";
+import { chatFormat, completionFormat, type ResponseFormat, responsesFormat } from "./format.ts";
 import { type Admitted, GenerationRun } from "./run.ts";
 
 /** Serves one generation request of `kind`. */
@@ -28,11 +30,32 @@ export async function handleGeneration(
   if (!body.ok) return sendError(res, body.error);
   const json = parseJsonBody(body.text);
   if (!json.ok) return sendError(res, json.error);
-  const parsed = kind === "chat" ? parseChatRequest(json.value) : parseCompletionRequest(json.value);
+  const parsed = parseKind(json.value, kind);
   if (!parsed.ok) return sendError(res, parsed.error);
-  const admitted = admit(ctx, parsed.value, req.headers["x-return-error"]);
+  const admitted = admit(ctx, parsed.value.request, req.headers["x-return-error"]);
   if (!admitted.ok) return sendError(res, admitted.error);
-  new GenerationRun(ctx, res, admitted.value, kind === "chat" ? chatFormat : completionFormat).start();
+  new GenerationRun(ctx, res, admitted.value, parsed.value.format).start();
+}
+
+/** The body validated for the endpoint of `kind`, with the format its answer takes. */
+function parseKind(
+  body: Record<string, unknown>,
+  kind: GenerationRequest["kind"],
+): Parsed<{ request: GenerationRequest; format: ResponseFormat }> {
+  if (kind === "responses") {
+    const parsed = parseResponsesRequest(body);
+    if (!parsed.ok) return parsed;
+    return {
+      ok: true,
+      value: { request: parsed.value.generation, format: responsesFormat(parsed.value.echo) },
+    };
+  }
+  const parsed = kind === "chat" ? parseChatRequest(body) : parseCompletionRequest(body);
+  if (!parsed.ok) return parsed;
+  return {
+    ok: true,
+    value: { request: parsed.value, format: kind === "chat" ? chatFormat : completionFormat },
+  };
 }
 
 function admit(
@@ -73,7 +96,7 @@ function contextError(
   promptTokens: number,
   request: GenerationRequest,
 ): LlmdError | null {
-  const param = request.kind === "chat" ? "messages" : "prompt";
+  const param = { chat: "messages", completion: "prompt", responses: "input" }[request.kind];
   const code = "context_length_exceeded";
   if (promptTokens >= maxModelLen) {
     const message =
