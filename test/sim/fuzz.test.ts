@@ -9,7 +9,7 @@ import { MODEL, metric, scrape, startTestSim, waitForMetrics } from "./helpers.t
 
 const REQUESTS = 2000;
 const WORKERS = 16;
-const PATHS = ["/v1/completions", "/v1/chat/completions", "/tokenize"];
+const PATHS = ["/v1/completions", "/v1/chat/completions", "/v1/responses", "/tokenize"];
 
 const TEMPLATES: Record<string, unknown>[] = [
   { model: MODEL, prompt: "hello there, how are you today? ".repeat(8), max_tokens: 20 },
@@ -25,6 +25,17 @@ const TEMPLATES: Record<string, unknown>[] = [
     messages: [{ role: "user", content: [{ type: "text", text: "x" }] }],
     stop: ["a"],
     ignore_eos: true,
+  },
+  {
+    model: MODEL,
+    instructions: "be brief",
+    input: [
+      { role: "user", content: [{ type: "input_text", text: "hi" }] },
+      { type: "function_call", call_id: "c1", name: "f", arguments: "{}" },
+      { type: "function_call_output", call_id: "c1", output: "ok" },
+    ],
+    max_output_tokens: 8,
+    stream: true,
   },
 ];
 
@@ -52,7 +63,10 @@ function randomValue(random: Random, depth = 0): unknown {
 
 function mutatedBody(random: Random): string {
   const body = structuredClone(TEMPLATES[Math.floor(random() * TEMPLATES.length)]!);
-  const keys = [...Object.keys(body), "max_completion_tokens", "n", "stream", "stop", "cache_salt"];
+  const keys = [
+    ...Object.keys(body),
+    ...["max_completion_tokens", "n", "stream", "stop", "cache_salt", "input", "previous_response_id"],
+  ];
   for (let m = Math.floor(random() * 3); m > 0; m--) {
     const key = keys[Math.floor(random() * keys.length)]!;
     if (random() < 0.3) delete body[key];

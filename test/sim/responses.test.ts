@@ -252,6 +252,46 @@ describe("POST /v1/responses", () => {
     assert.ok(final.usage!.input_tokens > 5);
   });
 
+  test("ignore_eos fills the limit, as on the chat path", async () => {
+    const res = await client.responses.create({
+      model: MODEL,
+      input: "hi",
+      max_output_tokens: 6,
+      ignore_eos: true,
+    } as OpenAI.Responses.ResponseCreateParamsNonStreaming);
+    assert.equal(res.usage!.output_tokens, 6);
+    assert.equal(res.output_text, "hi".repeat(12));
+    assert.equal(res.status, "incomplete");
+  });
+
+  test("an output cut to nothing by a stop string still opens and closes its message", async () => {
+    const stream = await client.responses.create({
+      model: MODEL,
+      input: "stop right here",
+      stop: ["st"],
+      stream: true,
+    } as OpenAI.Responses.ResponseCreateParamsStreaming);
+    const events: OpenAI.Responses.ResponseStreamEvent[] = [];
+    for await (const event of stream) events.push(event);
+    assert.deepEqual(
+      events.map((e) => e.type),
+      [
+        "response.created",
+        "response.in_progress",
+        "response.output_item.added",
+        "response.content_part.added",
+        "response.output_text.done",
+        "response.content_part.done",
+        "response.output_item.done",
+        "response.completed",
+      ],
+    );
+    const completed = events.at(-1)!;
+    assert.ok(completed.type === "response.completed");
+    assert.equal(completed.response.status, "completed");
+    assert.equal(completed.response.usage!.output_tokens, 1); // the token that completed "st"
+  });
+
   test("an injected failure answers before any event, as for chat", async () => {
     await assert.rejects(
       client.responses.create({ model: MODEL, input: "x" }, { headers: { "x-return-error": "429" } }),
