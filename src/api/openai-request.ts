@@ -7,14 +7,12 @@ import { badRequest, LlmdError } from "./errors.ts";
 import type { GenerationRequest, PromptInput } from "./openai.ts";
 import { type ChatMessageLike, contentText, renderChat } from "./prompt.ts";
 import { itemsToMessages, parseInput, type ResponseRequestEcho } from "./responses.ts";
+import { checkMessages, checkSamplingParams, MAX_TOKENS_LIMIT } from "./sampling-params.ts";
 
 /** A parse outcome: the value, or the error to send. */
 export type Parsed<T> = { ok: true; value: T } | { ok: false; error: LlmdError };
 
 type Body = Record<string, unknown>;
-
-/** Largest `max_tokens` accepted before the context-length check (guards arithmetic on absurd values). */
-export const MAX_TOKENS_LIMIT = 1 << 30;
 
 const fail = (message: string, param: string | null): Parsed<never> => ({
   ok: false,
@@ -35,16 +33,23 @@ export function parseJsonBody(text: string): Parsed<Body> {
   return { ok: true, value: value as Body };
 }
 
-/** Validates a `POST /v1/completions` body. */
+/** Validates a `POST /v1/completions` body (sampling parameters with vLLM's rules, `sampling-params.ts`). */
 export function parseCompletionRequest(body: Body): Parsed<GenerationRequest> {
+  const invalid = checkSamplingParams(body, "completion");
+  if (invalid) return { ok: false, error: invalid };
   const prompt = parsePrompt(body.prompt);
   if (!prompt.ok) return prompt;
   const echoText = "text" in prompt.value ? prompt.value.text : "";
   return parseCommon(body, "completion", prompt.value, echoText, body.max_tokens, "max_tokens");
 }
 
-/** Validates a `POST /v1/chat/completions` body; the prompt is `renderChat(messages)`. */
+/**
+ * Validates a `POST /v1/chat/completions` body (messages and sampling parameters with vLLM's
+ * rules, `sampling-params.ts`); the prompt is `renderChat(messages)`.
+ */
 export function parseChatRequest(body: Body): Parsed<GenerationRequest> {
+  const invalid = checkSamplingParams(body, "chat");
+  if (invalid) return { ok: false, error: invalid };
   const messages = parseMessages(body.messages);
   if (!messages.ok) return messages;
   const useNew = body.max_completion_tokens !== undefined && body.max_completion_tokens !== null;
@@ -230,20 +235,8 @@ function parseTokenIds(ids: unknown[]): Parsed<PromptInput> {
 }
 
 function parseMessages(messages: unknown): Parsed<ChatMessageLike[]> {
-  if (!Array.isArray(messages) || messages.length === 0) {
-    return fail("`messages` must be a non-empty array", "messages");
-  }
-  for (let i = 0; i < messages.length; i++) {
-    const m = messages[i] as unknown;
-    if (m === null || typeof m !== "object" || typeof (m as Body).role !== "string") {
-      return fail(`\`messages[${i}]\` must be an object with a string \`role\``, "messages");
-    }
-    const content = (m as Body).content;
-    if (content !== undefined && content !== null && typeof content !== "string" && !Array.isArray(content)) {
-      return fail(`\`messages[${i}].content\` must be a string or an array of parts`, "messages");
-    }
-  }
-  return { ok: true, value: messages as ChatMessageLike[] };
+  const invalid = checkMessages(messages);
+  return invalid ? { ok: false, error: invalid } : { ok: true, value: messages as ChatMessageLike[] };
 }
 
 function lastUserText(messages: readonly ChatMessageLike[]): string {

@@ -55,6 +55,30 @@ describe("parseInferenceRequest", () => {
     ["empty messages", "/v1/chat/completions", { model: "m", messages: [] }],
     ["message without role", "/v1/chat/completions", { model: "m", messages: [{ content: "x" }] }],
   ];
+  const chat = (extra: Record<string, unknown>) => ({
+    model: "m",
+    messages: [{ role: "user", content: "x" }],
+    ...extra,
+  });
+  const badParams: [string, string, unknown, string][] = [
+    ["a string temperature", "/v1/chat/completions", chat({ temperature: "hot" }), "temperature"],
+    ["a negative temperature", "/v1/chat/completions", chat({ temperature: -1 }), "temperature"],
+    ["top_p over 1", "/v1/completions", { model: "m", prompt: "x", top_p: 2 }, "top_p"],
+    ["n of 0", "/v1/chat/completions", chat({ n: 0 }), "n"],
+    ["negative max_tokens", "/v1/completions", { model: "m", prompt: "x", max_tokens: -5 }, "max_tokens"],
+    ["an unknown role", "/v1/chat/completions", chat({ messages: [{ role: "wizard" }] }), "messages[0].role"],
+  ];
+  for (const [name, path, body, param] of badParams) {
+    it(`rejects ${name} with 400 naming ${param}`, () => {
+      const r = parse(path, body);
+      assert.ok(r instanceof LlmdError, "expected an error value");
+      assert.deepEqual([r.status, r.param], [400, param]);
+    });
+  }
+
+  it("leaves to the model server what vLLM accepts (n > 1, unknown fields)", () => {
+    ok(parse("/v1/chat/completions", chat({ n: 4, temperature: 3, vendor_field: { a: 1 } })));
+  });
   for (const [name, path, body] of bad) {
     it(`rejects ${name} with 400`, () => {
       const r = parse(path, body);

@@ -7,6 +7,7 @@ import { randomUUID } from "node:crypto";
 import type { IncomingHttpHeaders } from "node:http";
 import { badRequest, type LlmdError } from "../api/errors.ts";
 import { type ChatMessageLike, renderChat } from "../api/prompt.ts";
+import { checkMessages, checkSamplingParams } from "../api/sampling-params.ts";
 import { DEFAULT_FAIRNESS_ID } from "../flow-control/identity.ts";
 import type { SchedulingRequest } from "../scheduler/framework/types.ts";
 
@@ -47,22 +48,15 @@ function completionPrompt(prompt: unknown): string | LlmdError {
 }
 
 function chatPrompt(messages: unknown): string | LlmdError {
-  if (!Array.isArray(messages) || messages.length === 0) {
-    return badRequest("'messages' must be a non-empty array", "messages");
-  }
-  for (const m of messages) {
-    if (!m || typeof m !== "object" || typeof (m as { role?: unknown }).role !== "string") {
-      return badRequest("each message needs a string 'role'", "messages");
-    }
-  }
-  return renderChat(messages as ChatMessageLike[]);
+  return checkMessages(messages) ?? renderChat(messages as ChatMessageLike[]);
 }
 
+/** The prompt text, or the 400 for a bad prompt, bad messages or a bad sampling parameter. */
 function promptText(path: string, body: Record<string, unknown>): string | LlmdError {
-  if (path === "/v1/chat/completions") return chatPrompt(body.messages);
+  if (path === "/v1/chat/completions") return checkSamplingParams(body, "chat") ?? chatPrompt(body.messages);
   if (path === "/v1/completions") {
     if (body.prompt === undefined) return badRequest("'prompt' is required", "prompt");
-    return completionPrompt(body.prompt);
+    return checkSamplingParams(body, "completion") ?? completionPrompt(body.prompt);
   }
   // Embeddings are passed through and scheduled without prefix affinity.
   return "";
@@ -83,8 +77,9 @@ function parseJsonObject(raw: Buffer): Record<string, unknown> | LlmdError {
 
 /**
  * Parses one inference request. Returns a 400 error value for malformed JSON, a missing or empty
- * model (after the `x-llm-d-model-name-rewrite` override), or a missing prompt/messages. Priority
- * and fairness id are left for the lifecycle's identity stage.
+ * model (after the `x-llm-d-model-name-rewrite` override), a missing prompt, bad messages (roles,
+ * content parts) or a sampling parameter of the wrong type or range (vLLM's rules, on the body
+ * already parsed). Priority and fairness id are left for the lifecycle's identity stage.
  */
 export function parseInferenceRequest(
   path: string,

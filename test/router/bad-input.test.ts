@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { connect } from "node:net";
 import { after, before, describe, it } from "node:test";
+import OpenAI from "openai";
 import type { Router } from "../../src/gateway/router.ts";
 import type { SimServer } from "../../src/sim/server.ts";
 import { MODEL, routerFor, startSims } from "./harness.ts";
@@ -16,7 +17,7 @@ async function post(router: Router, path: string, body: string) {
   return {
     status: response.status,
     headers: response.headers,
-    body: (await response.json()) as { error?: { type: string; code: string } },
+    body: (await response.json()) as { error?: { type: string; code: string; param: string | null } },
   };
 }
 
@@ -58,14 +59,39 @@ describe("malformed requests, limits and slow clients", () => {
     assert.equal(missing.status, 404);
   });
 
-  it("passes upstream validation errors through (bad max_tokens)", async () => {
-    const r = await post(
-      router,
-      "/v1/completions",
-      JSON.stringify({ model: MODEL, prompt: "x", max_tokens: -5 }),
-    );
-    assert.equal(r.status, 400);
-    assert.ok(r.headers.get("x-llmd-endpoint"));
+  const badParams: [string, Record<string, unknown>, string][] = [
+    ["a string temperature", { temperature: "hot" }, "temperature"],
+    ["a negative temperature", { temperature: -1 }, "temperature"],
+    ["top_p over 1", { top_p: 2 }, "top_p"],
+    ["n of 0", { n: 0 }, "n"],
+    ["negative max_tokens", { max_tokens: -5 }, "max_tokens"],
+    ["an unknown role", { messages: [{ role: "wizard" }] }, "messages[0].role"],
+  ];
+  for (const [name, extra, param] of badParams) {
+    it(`answers ${name} itself with 400 naming ${param}, before any upstream work`, async () => {
+      const body = { model: MODEL, messages: [{ role: "user", content: "x" }], ...extra };
+      const r = await post(router, "/v1/chat/completions", JSON.stringify(body));
+      assert.equal(r.status, 400);
+      assert.deepEqual([r.body.error?.code, r.body.error?.param], ["invalid_request", param]);
+      assert.equal(r.headers.get("x-llmd-endpoint"), null, "no endpoint was picked");
+    });
+  }
+
+  it("the openai client gets a BadRequestError from the router for a bad parameter", async () => {
+    const client = new OpenAI({ baseURL: `${router.url}/v1`, apiKey: "unused", maxRetries: 0 });
+    const request = { model: MODEL, prompt: "x", top_p: 2 } as const;
+    await assert.rejects(client.completions.create(request).asResponse(), (err: unknown) => {
+      assert.ok(err instanceof OpenAI.BadRequestError, String(err));
+      assert.deepEqual([err.status, err.param], [400, "top_p"]);
+      assert.equal(err.headers?.get("x-llmd-endpoint"), null);
+      return true;
+    });
+  });
+
+  it("passes through what only the model server refuses (n = 2 on the simulator)", async () => {
+    const r = await post(router, "/v1/completions", JSON.stringify({ model: MODEL, prompt: "x", n: 2 }));
+    assert.deepEqual([r.status, r.body.error?.param], [400, "n"]);
+    assert.ok(r.headers.get("x-llmd-endpoint"), "the simulator answered");
   });
 
   it("rejects a body over the limit with 413", async () => {

@@ -113,6 +113,26 @@ describe("openai client against startSimServer", () => {
     });
     await assert.rejects(missing, OpenAI.NotFoundError);
   });
+
+  test("bad sampling parameters are BadRequestErrors naming the parameter", async () => {
+    const messages = [{ role: "user" as const, content: "x" }];
+    const cases: [Record<string, unknown>, string][] = [
+      [{ temperature: "hot" }, "temperature"],
+      [{ temperature: -1 }, "temperature"],
+      [{ top_p: 2 }, "top_p"],
+      [{ n: 0 }, "n"],
+      [{ max_tokens: -5 }, "max_tokens"],
+      [{ messages: [{ role: "wizard", content: "x" }] }, "messages[0].role"],
+    ];
+    for (const [extra, param] of cases) {
+      const request = { model: MODEL, messages, ...extra } as OpenAI.ChatCompletionCreateParamsNonStreaming;
+      await assert.rejects(client.chat.completions.create(request), (err: unknown) => {
+        assert.ok(err instanceof OpenAI.BadRequestError, String(err));
+        assert.deepEqual([err.status, err.param, err.code], [400, param, "invalid_request"]);
+        return true;
+      });
+    }
+  });
 });
 
 test("the real CLI process serves the openai client", async () => {
