@@ -4,7 +4,8 @@
  * while the client socket is full, so a slow reader holds only its own stream), JSON bodies are
  * buffered (they are small, and buffering lets an upstream failure become a clean 502).
  */
-import type { IncomingHttpHeaders, ServerResponse } from "node:http";
+import type { IncomingHttpHeaders } from "node:http";
+import type { ClientSink } from "./types.ts";
 import type { Dispatcher } from "undici";
 import { LlmdError } from "../api/errors.ts";
 import { flowOutcomeError } from "../flow-control/outcome-errors.ts";
@@ -78,7 +79,7 @@ class ClientGone extends Error {
 export function forward(
   dispatcher: Dispatcher,
   req: ForwardRequest,
-  res: ServerResponse,
+  res: ClientSink,
 ): Promise<ForwardOutcome> {
   return new Promise((resolve) => {
     new ForwardHandler(req, res, resolve).start(dispatcher);
@@ -113,7 +114,7 @@ class ForwardHandler implements Dispatcher.DispatchHandler, Flushable {
 
   constructor(
     private readonly req: ForwardRequest,
-    private readonly res: ServerResponse,
+    private readonly res: ClientSink,
     private readonly resolve: (outcome: ForwardOutcome) => void,
   ) {}
 

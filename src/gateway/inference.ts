@@ -22,7 +22,7 @@ import type { GatewayMetrics, ModelSeries } from "./metrics.ts";
 import { flattenHeaders, parseInferenceRequest } from "./parse-request.ts";
 import { sendError } from "./respond.ts";
 import type { StreamFlusher } from "./stream-flusher.ts";
-import type { GatewayPool } from "./types.ts";
+import type { ClientSink, GatewayPool } from "./types.ts";
 import type { Upstreams } from "./upstreams.ts";
 
 /** Shared, long-lived state the per-request flow uses. */
@@ -57,12 +57,25 @@ export async function handleInference(
   if (raw instanceof LlmdError) return sendError(res, raw);
   const request = parseInferenceRequest(path, flattenHeaders(req.headers), raw);
   if (request instanceof LlmdError) return sendError(res, request);
+  await serveRequest(deps, request, upstreamBody(request, raw), res);
+}
+
+/**
+ * Runs a parsed request through the lifecycle and forwards `body` to `request.path` on the picked
+ * endpoint, answering on `sink`. Never rejects.
+ */
+export async function serveRequest(
+  deps: InferenceDeps,
+  request: SchedulingRequest,
+  body: Buffer,
+  sink: ClientSink,
+): Promise<void> {
   const endpoints = deps.pool.candidates(request.model);
-  if (endpoints.length === 0) return sendError(res, missingEndpointsError(deps.pool, request.model));
+  if (endpoints.length === 0) return sendError(sink, missingEndpointsError(deps.pool, request.model));
   // Client-chosen model names would make label cardinality unbounded: only served models count.
   const model = deps.pool.models().includes(request.model) ? request.model : "other";
   const series = deps.metrics.forModel(model);
-  await new RequestFlow(deps, request, upstreamBody(request, raw), series, res).run(endpoints);
+  await new RequestFlow(deps, request, body, series, sink).run(endpoints);
 }
 
 /** The eviction handler given to an admission that never evicts (legacy shedding). */
@@ -104,7 +117,7 @@ class RequestFlow {
     private readonly request: SchedulingRequest,
     private readonly body: Buffer,
     private readonly series: ModelSeries,
-    private readonly res: ServerResponse,
+    private readonly res: ClientSink,
   ) {
     this.startedAt = performance.now();
     this.headers = upstreamRequestHeaders(request.headers, request.requestId, body.length);

@@ -1,10 +1,11 @@
 /** Writing gateway-originated responses: JSON bodies, OpenAI errors, SSE error events. */
-import type { OutgoingHttpHeaders, ServerResponse } from "node:http";
+import type { OutgoingHttpHeaders } from "node:http";
+import type { ClientSink } from "./types.ts";
 import { LlmdError, toOpenAIError } from "../api/errors.ts";
 
 /** Sends a JSON body with an explicit length (no-op when the client is gone). */
 export function sendJson(
-  res: ServerResponse,
+  res: ClientSink,
   status: number,
   body: unknown,
   headers: OutgoingHttpHeaders = {},
@@ -20,13 +21,13 @@ export function sendJson(
 }
 
 /** Sends any error as OpenAI error JSON with its status and llm-d headers. */
-export function sendError(res: ServerResponse, err: unknown, headers: OutgoingHttpHeaders = {}): void {
+export function sendError(res: ClientSink, err: unknown, headers: OutgoingHttpHeaders = {}): void {
   const { status, body, headers: errorHeaders } = toOpenAIError(err);
   sendJson(res, status, body, { ...headers, ...errorHeaders });
 }
 
 /** Ends an SSE stream that already started with one `data: {"error":…}` event (never hangs). */
-export function endStreamWithError(res: ServerResponse, err: LlmdError): void {
+export function endStreamWithError(res: ClientSink, err: LlmdError): void {
   if (res.destroyed || res.writableEnded) return;
   res.end(`data: ${JSON.stringify(toOpenAIError(err).body)}\n\n`);
 }

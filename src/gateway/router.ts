@@ -4,6 +4,9 @@
  * the same wiring.
  */
 import { fileURLToPath } from "node:url";
+import { openResponseStore } from "../responses/open.ts";
+import type { ResponseStore } from "../responses/store.ts";
+import type { ResponsesOptions } from "./responses-service.ts";
 import { endpointPoolOptionsFromConfig, loadConfig, type RuntimeConfig } from "../config/index.ts";
 import type { EndpointMetadata } from "../endpoints/endpoint.ts";
 import { EndpointPool, type EndpointPoolOptions } from "../endpoints/pool.ts";
@@ -16,12 +19,20 @@ export const DEFAULT_CONFIG_PATH = fileURLToPath(
   new URL("../../examples/configs/default.yaml", import.meta.url),
 );
 
+/** How often the router deletes expired responses from its store. */
+const SWEEP_INTERVAL_MS = 10 * 60_000;
+
+/** Sweeps expired responses every `intervalMs` (a failed sweep is retried at the next). */
+function sweepEvery(store: ResponseStore, intervalMs: number): NodeJS.Timeout {
+  return setInterval(() => void store.sweep(Date.now()).catch(() => {}), intervalMs).unref();
+}
+
 /**
  * What to start. `endpoints` or `endpointsFile` name the model servers; without either, the
  * config's `dataLayer.discovery` (llm-d `file-discovery`) must.
  */
 export interface RouterOptions
-  extends Omit<GatewayOptions, "scheduler" | "pool" | "admission">,
+  extends Omit<GatewayOptions, "scheduler" | "pool" | "admission" | "responses">,
     Pick<EndpointPoolOptions, "scrapeIntervalMs" | "log"> {
   /** EndpointPickerConfig text, or `{ path }`; default {@link DEFAULT_CONFIG_PATH}. */
   config?: string | { path: string };
@@ -34,6 +45,14 @@ export interface RouterOptions
   tenants?: TenantMap;
   /** Flow-control saturation poll (ms; default 20). */
   flowPollIntervalMs?: number;
+  /** The Responses API: its store (a SQLite path or a PostgreSQL URL, opened and closed by the router). */
+  responses?: RouterResponsesOptions;
+}
+
+/** `RouterOptions.responses`. */
+export interface RouterResponsesOptions extends Omit<ResponsesOptions, "store"> {
+  /** SQLite file path, or `postgres://…` for a store shared by several routers. */
+  store: string;
 }
 
 /** A running router. */
@@ -63,9 +82,15 @@ export async function startRouter(options: RouterOptions): Promise<Router> {
   );
   await pool.start();
   let gateway: Gateway;
+  let store: ResponseStore | undefined;
+  let sweeper: NodeJS.Timeout | undefined;
   try {
+    store = options.responses && (await openResponseStore(options.responses.store, options.responses.limits));
+    sweeper = store && sweepEvery(store, SWEEP_INTERVAL_MS);
+    const { responses, ...gatewayOptions } = options;
     gateway = await startGateway({
-      ...options,
+      ...gatewayOptions,
+      ...(store && responses ? { responses: { ...responses, store } } : {}),
       scheduler: config.scheduler,
       pool,
       admission: {
@@ -77,6 +102,8 @@ export async function startRouter(options: RouterOptions): Promise<Router> {
       },
     });
   } catch (err) {
+    clearInterval(sweeper);
+    await store?.close();
     await pool.stop();
     throw err;
   }
@@ -88,6 +115,8 @@ export async function startRouter(options: RouterOptions): Promise<Router> {
     config,
     close: async () => {
       await gateway.close();
+      clearInterval(sweeper);
+      await store?.close();
       await pool.stop();
     },
   };

@@ -15,6 +15,7 @@ import { createGatewayAdmission } from "./admission.ts";
 import { DEFAULT_MAX_BODY_BYTES } from "./body.ts";
 import { handleInference, type InferenceDeps } from "./inference.ts";
 import { InflightTracker } from "./inflight.ts";
+import { ResponsesService, routeResponses } from "./responses-service.ts";
 import { GatewayMetrics } from "./metrics.ts";
 import { INFERENCE_PATHS } from "./parse-request.ts";
 import { sendError, sendJson } from "./respond.ts";
@@ -87,11 +88,20 @@ const LOCAL_ROUTES: ReadonlyMap<string, LocalHandler> = new Map<string, LocalHan
   ],
 ]);
 
-function route(deps: InferenceDeps, req: IncomingMessage, res: ServerResponse): void {
+function route(
+  deps: InferenceDeps,
+  responses: ResponsesService | undefined,
+  req: IncomingMessage,
+  res: ServerResponse,
+): void {
   const url = req.url ?? "/";
   const query = url.indexOf("?");
   const path = query < 0 ? url : url.slice(0, query);
   const method = req.method ?? "";
+  if (path.startsWith("/v1/responses")) {
+    const parsed = new URL(url, "http://router");
+    if (routeResponses(responses, deps, method, parsed, req, res)) return;
+  }
   if (INFERENCE_PATHS.has(path)) {
     if (method === "POST") void handleInference(deps, path, req, res);
     else sendError(res, methodNotAllowed(method, path));
@@ -147,7 +157,8 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     log: options.log ?? stderrLog("gateway"),
     flusher: streamFlusherFor(options.streamFlushMs),
   };
-  const server = createServer({ keepAliveTimeout: 65_000 }, (req, res) => route(deps, req, res));
+  const responses = options.responses && new ResponsesService(options.responses, options.admission?.tenants);
+  const server = createServer({ keepAliveTimeout: 65_000 }, (req, res) => route(deps, responses, req, res));
   const host = options.host ?? "127.0.0.1";
   const port = await listen(server, options.port ?? 8080, host);
   return {

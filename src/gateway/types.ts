@@ -1,10 +1,12 @@
 /** What the gateway needs from its collaborators, as narrow structural contracts. */
+import type { OutgoingHttpHeaders } from "node:http";
 import type { Clock } from "../core/clock.ts";
 import type { OperationalLog } from "../core/log.ts";
 import type { Endpoint } from "../endpoints/endpoint.ts";
 import type { RequestScheduler } from "../scheduler/framework/types.ts";
 import type { AdmissionOptions } from "./admission.ts";
 import type { PoolMetricsView } from "./pool-gauges.ts";
+import type { ResponsesOptions } from "./responses-service.ts";
 import type { UpstreamOptions } from "./upstreams.ts";
 import type { ObjectiveMap } from "../lifecycle/identity.ts";
 
@@ -49,4 +51,24 @@ export interface GatewayOptions {
    * write (default 0: each chunk written as it arrives). Cuts the router's per-token socket writes.
    */
   streamFlushMs?: number;
+  /** The Responses API (`/v1/responses`) with its store; absent = those paths answer 404. */
+  responses?: ResponsesOptions;
+}
+
+/**
+ * Where the gateway writes a client's answer: the HTTP response itself (`ServerResponse` fits), or a
+ * translator in front of it (the Responses API renders the model server's answer in its own shape).
+ */
+export interface ClientSink {
+  readonly destroyed: boolean;
+  readonly writableFinished: boolean;
+  readonly writableEnded: boolean;
+  readonly headersSent: boolean;
+  writeHead(status: number, headers: OutgoingHttpHeaders): unknown;
+  flushHeaders(): void;
+  /** False when the client's socket is full: wait for `drain`. */
+  write(chunk: Buffer | string): boolean;
+  end(chunk?: Buffer | string): unknown;
+  once(event: "close" | "drain", listener: () => void): unknown;
+  off(event: "close" | "drain", listener: () => void): unknown;
 }

@@ -8,7 +8,10 @@ import type { Command } from "commander";
 import { endpointsFromEnv, parseEndpointList } from "../../endpoints/sources/static-source.ts";
 import { parseObjectives, TenantMap } from "../../flow-control/identity.ts";
 import { DEFAULT_MAX_BODY_BYTES } from "../../gateway/body.ts";
-import { type Router, startRouter } from "../../gateway/router.ts";
+import { type Router, type RouterResponsesOptions, startRouter } from "../../gateway/router.ts";
+import { DEFAULT_STORE_PATH } from "../../responses/open.ts";
+import { LlmdError } from "../../api/errors.ts";
+import { parseDurationMs } from "../../core/units.ts";
 import { numberFlag } from "../flags.ts";
 
 /** Parsed `llmd router` flags. */
@@ -27,22 +30,45 @@ export interface GatewayFlags {
   objectives?: string;
   tenants?: string;
   streamFlushMs: string;
+  responsesStore: string;
+  responsesBackend: string;
+  responsesTtl: string;
 }
 
 /**
- * Router options from `--objectives` (InferenceObjective YAML), `--tenants` (tenant map YAML) and
- * `--stream-flush-ms`.
+ * Router options from `--objectives` (InferenceObjective YAML), `--tenants` (tenant map YAML),
+ * `--stream-flush-ms` and the `--responses-*` flags.
  */
 export function gatewayOptions(flags: GatewayFlags): {
   objectives?: ReadonlyMap<string, number>;
   tenants?: TenantMap;
   streamFlushMs: number;
+  responses?: RouterResponsesOptions;
 } {
   return {
     ...(flags.objectives ? { objectives: parseObjectives(readFileSync(flags.objectives, "utf8")) } : {}),
     ...(flags.tenants ? { tenants: TenantMap.parse(readFileSync(flags.tenants, "utf8")) } : {}),
     streamFlushMs: numberFlag("stream-flush-ms", flags.streamFlushMs),
+    ...responsesOptions(flags),
   };
+}
+
+/** The Responses API from `--responses-store` (`off` disables it), `--responses-backend`, `--responses-ttl`. */
+function responsesOptions(flags: GatewayFlags): { responses?: RouterResponsesOptions } {
+  if (flags.responsesStore === "off") return {};
+  const backend = flags.responsesBackend;
+  if (backend !== "chat" && backend !== "responses")
+    throw new LlmdError(
+      "invalid_option",
+      `--responses-backend: expected chat or responses, got ${JSON.stringify(backend)}`,
+    );
+  const ttlMs = parseDurationMs(flags.responsesTtl);
+  if (ttlMs === undefined || ttlMs <= 0)
+    throw new LlmdError(
+      "invalid_option",
+      `--responses-ttl: expected a duration like "720h", got ${JSON.stringify(flags.responsesTtl)}`,
+    );
+  return { responses: { store: flags.responsesStore, backend, limits: { ttlMs } } };
 }
 
 /** Adds `--objectives`, `--tenants` and `--stream-flush-ms` to a command. */
@@ -60,7 +86,18 @@ export function withGatewayFlags(command: Command): Command {
     .option(
       "--tenants <file>",
       "trusted-edge tenant map YAML {tenants: [{name, apiKeys, fairnessId?, objective?, maxPriority?}]}",
-    );
+    )
+    .option(
+      "--responses-store <path|url>",
+      "Responses API store: a SQLite file, a postgres:// URL shared by several routers, or off",
+      DEFAULT_STORE_PATH,
+    )
+    .option(
+      "--responses-backend <api>",
+      "what model servers speak for Responses turns: chat (chat completions) or responses (stateless /v1/responses)",
+      "chat",
+    )
+    .option("--responses-ttl <duration>", "how long stored responses are kept", "720h");
 }
 
 /** Stops `router` on SIGINT/SIGTERM, then runs `afterStop` and exits 0. */

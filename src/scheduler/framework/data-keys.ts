@@ -23,6 +23,12 @@ export const UPSTREAM_HEADERS_STATE_KEY = "upstream-headers";
 /** The response-side twin: headers plugins want on the client response (e.g. a session token). */
 export const RESPONSE_HEADERS_STATE_KEY = "response-headers";
 
+/**
+ * Request attribute naming the endpoint that served the previous turn of a Responses chain (it
+ * holds the KV cache of the whole history); set by the router's Responses API.
+ */
+export const PREVIOUS_RESPONSE_ENDPOINT_ATTRIBUTE = "previous-response-endpoint";
+
 /** Request attribute naming the agent session, set by the `agent-identity` header processor. */
 export const AGENT_IDENTITY_ATTRIBUTE = "agent-identity";
 

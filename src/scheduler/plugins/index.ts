@@ -30,6 +30,7 @@ import { definition as prefixCacheScorer } from "./prefix-cache-scorer/index.ts"
 import { definition as priorityHeadroomFilter } from "./priority-headroom-filter/index.ts";
 import { definition as queueScorer } from "./queue-scorer/index.ts";
 import { definition as randomPicker } from "./random-picker/index.ts";
+import { definition as responseChainScorer } from "./response-chain-scorer/index.ts";
 import { definition as roundRobinPicker } from "./round-robin-picker/index.ts";
 import { definition as runningRequestsSizeScorer } from "./running-requests-size-scorer/index.ts";
 import { definition as sessionAffinityFilter } from "./session-affinity-filter/index.ts";
@@ -62,6 +63,7 @@ export const schedulingPlugins: readonly AnyPluginDefinition[] = [
   priorityHeadroomFilter,
   queueScorer,
   randomPicker,
+  responseChainScorer,
   roundRobinPicker,
   runningRequestsSizeScorer,
   sessionAffinityFilter,

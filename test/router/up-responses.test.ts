@@ -1,0 +1,81 @@
+/**
+ * The Responses API through `llmd up` as a user runs it, with the official `openai` client: a
+ * conversation chained by `previous_response_id` lands on the previous turn's replica with its
+ * history cached, and continues after `llmd up` restarts on the same SQLite store.
+ */
+import assert from "node:assert/strict";
+import { type ChildProcess, spawn } from "node:child_process";
+import { once } from "node:events";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, test } from "node:test";
+import { fileURLToPath } from "node:url";
+import OpenAI from "openai";
+
+const CLI_BIN = fileURLToPath(new URL("../../bin/llmd.js", import.meta.url));
+const MODEL = "meta-llama/Llama-3.1-8B-Instruct";
+const dir = mkdtempSync(join(tmpdir(), "llmd-up-responses-"));
+const running: ChildProcess[] = [];
+
+after(() => {
+  for (const child of running) child.kill("SIGKILL");
+  rmSync(dir, { recursive: true, force: true });
+});
+
+/** Starts `llmd up` on the test's store; resolves with the child and the router URL. */
+async function up(): Promise<{ child: ChildProcess; url: string }> {
+  const args = ["up", "--replicas", "2", "--port", "0", "--sim-base-port", "0", "--speed", "50"];
+  const child = spawn(process.execPath, [CLI_BIN, ...args, "--responses-store", join(dir, "r.sqlite")], {
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  running.push(child);
+  let out = "";
+  for await (const chunk of child.stdout as AsyncIterable<Buffer>) {
+    out += chunk.toString();
+    const url = /router listening on (http:\/\/\S+)/.exec(out)?.[1];
+    if (url) return { child, url };
+  }
+  throw new Error(`no router URL in: ${out}`);
+}
+
+async function stop(child: ChildProcess): Promise<void> {
+  const exited = once(child, "exit");
+  child.kill("SIGTERM");
+  await exited;
+}
+
+test("a chained conversation through llmd up: same replica, history cached, kept across a restart", async () => {
+  const context = "Here is the repository layout we discussed at length. ".repeat(60);
+  let stack = await up();
+  let client = new OpenAI({ baseURL: `${stack.url}/v1`, apiKey: "unused", maxRetries: 0 });
+  const first = await client.responses
+    .create({ model: MODEL, input: `${context} Which module routes requests?`, max_output_tokens: 8 })
+    .withResponse();
+  const second = await client.responses
+    .create({
+      model: MODEL,
+      input: "And which one stores them?",
+      previous_response_id: first.data.id,
+      max_output_tokens: 8,
+    })
+    .withResponse();
+  assert.equal(second.response.headers.get("x-llmd-endpoint"), first.response.headers.get("x-llmd-endpoint"));
+  const usage = second.data.usage!;
+  assert.ok(usage.input_tokens_details.cached_tokens > usage.input_tokens / 2, JSON.stringify(usage));
+  await stop(stack.child);
+  stack = await up();
+  client = new OpenAI({ baseURL: `${stack.url}/v1`, apiKey: "unused", maxRetries: 0 });
+  const third = await client.responses.create({
+    model: MODEL,
+    input: "Summarise both.",
+    previous_response_id: second.data.id,
+    max_output_tokens: 8,
+  });
+  assert.equal(third.previous_response_id, second.data.id);
+  assert.ok(third.usage!.input_tokens > usage.input_tokens, "the restarted router rehydrated the chain");
+  const items = await client.responses.inputItems.list(third.id);
+  assert.equal(items.data.length, 1);
+  await client.responses.delete(third.id);
+  await stop(stack.child);
+});
