@@ -16,6 +16,7 @@ import type { RequestLifecycle } from "../lifecycle/lifecycle.ts";
 import type { Placement } from "../lifecycle/placement.ts";
 import type { IdealPrefixCache } from "../measure/ideal-cache.ts";
 import { type RequestRecord, recordFor } from "../measure/records.ts";
+import { PREVIOUS_RESPONSE_ENDPOINT_ATTRIBUTE } from "../scheduler/framework/data-keys.ts";
 import type { ResponseUsage, SchedulingRequest, TerminationCause } from "../scheduler/framework/types.ts";
 import { type ClientIdentity, completionBodyBytes, requestHeaders } from "../workload/client-wire.ts";
 import type { SyntheticPromptBuilder } from "../workload/synthetic-prompt.ts";
@@ -32,6 +33,11 @@ export interface RequestFlowOptions {
   originMs: number;
   /** How the workload's clients present themselves (API keys, TTFT targets). */
   clients?: ClientIdentity;
+  /**
+   * The clients chain their agents' turns with the Responses API: the router knows the endpoint
+   * that served each chain's last turn (`WorkloadRequest.chainId`) and tells the scheduler.
+   */
+  chains?: boolean;
 }
 
 /** A request that reached an endpoint decision. */
@@ -58,6 +64,8 @@ export class RequestFlow {
   private readonly waiting = new Map<string, Live>();
   private readonly lives = new Map<string, Live>();
   private readonly ended = new Map<string, Live>();
+  /** Chain id → key of the endpoint that served its last turn (with `chains`). */
+  private readonly chainEndpoints = new Map<string, string>();
 
   constructor(private readonly o: RequestFlowOptions) {}
 
@@ -75,6 +83,8 @@ export class RequestFlow {
     const record = recordFor(workload, arrival.atMs, {});
     this.records.push(record);
     const live: Live = { workload, request: this.schedulingRequest(workload), record, placement: undefined };
+    const previous = workload.chainId && this.chainEndpoints.get(workload.chainId);
+    if (previous) live.request.attributes.set(PREVIOUS_RESPONSE_ENDPOINT_ATTRIBUTE, previous);
     const screening = this.o.lifecycle.arrive(live.request, endpoints);
     record.priority = live.request.priority;
     record.fairnessId = live.request.fairnessId;
@@ -200,6 +210,8 @@ export class RequestFlow {
     if (!output.finished) return false;
     record.endMs = nowMs - this.o.originMs;
     record.outputTokens = output.generated;
+    if (this.o.chains && live.workload.chainId)
+      this.chainEndpoints.set(live.workload.chainId, live.placement!.target.metadata.key);
     this.finish(live, "natural", "served");
     return true;
   }

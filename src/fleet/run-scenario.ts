@@ -71,6 +71,7 @@ export async function runScenario(
         registry: metrics,
       }),
     clients: clientIdentity(scenario),
+    chains: scenario.responsesChains,
     clock,
     workload: createWorkload(scenario.workload, { seed: scenario.seed, durationMs }),
     prompts: new SyntheticPromptBuilder(),

@@ -46,6 +46,8 @@ export interface FleetOptions {
   createLifecycle(endpoints: () => readonly Endpoint[]): RequestLifecycle;
   /** How the workload's clients present themselves (API keys, TTFT targets). */
   clients?: ClientIdentity;
+  /** The clients chain their agents' turns with the Responses API (see RequestFlowOptions). */
+  chains?: boolean;
   /** Shared with the scheduler's plugins; must read CLOCK_ORIGIN_MS or less at start. */
   clock: ManualClock;
   workload: Workload;
@@ -121,6 +123,7 @@ class FleetSimulator {
       model: o.model,
       originMs: CLOCK_ORIGIN_MS,
       ...(o.clients ? { clients: o.clients } : {}),
+      ...(o.chains ? { chains: true } : {}),
     });
     const runtime = lifecycle.admission.flowControl;
     this.flowHost = runtime ? new VirtualFlowHost({ runtime, endpoints: () => this.endpoints }) : undefined;

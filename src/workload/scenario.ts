@@ -126,6 +126,11 @@ export const scenarioSchema = z.strictObject({
       }),
     )
     .optional(),
+  /**
+   * The clients chain each agent's turns with the Responses API (`previous_response_id`), so the
+   * router knows the endpoint that served a chain's last turn (`response-chain-scorer` reads it).
+   */
+  responsesChains: z.boolean().default(false),
   /** Objective name → TTFT target (ms) its clients send as `x-llm-d-slo-ttft-ms`. */
   ttftSloMs: z.record(z.string(), positive).default({}),
   slo: z

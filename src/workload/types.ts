@@ -21,6 +21,11 @@ export interface WorkloadRequest {
   id: string;
   /** Conversation / agent session, when the workload has one (sent as `x-session-id`). */
   sessionId?: string;
+  /**
+   * The Responses chain this request continues, when the workload has one: an agent's turns share
+   * one (a Claude Code session's main agent, each of its sub-agents).
+   */
+  chainId?: string;
   /** Prompt content, in order. */
   segments: Segment[];
   /** Σ segments' tokens. */

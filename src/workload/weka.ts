@@ -114,7 +114,12 @@ export function wekaPlan(session: WekaSession, instance: number, options: WekaPl
   const ns = `weka:${session.session}#${instance}`;
   const shared = new SharedBlocks();
   const cap = (seconds: number) => Math.min(options.thinkCapMs, Math.max(0, seconds * 1000));
-  const stream = (agent: string, rows: readonly WekaRequestRow[], warmTokens: number): StreamPlan => {
+  const stream = (
+    agent: string,
+    rows: readonly WekaRequestRow[],
+    warmTokens: number,
+    chain: string,
+  ): StreamPlan => {
     const warmBlocks = Math.floor((options.warmFraction * warmTokens) / WEKA_BLOCK_TOKENS);
     const sharedNs = agent === "main" ? "weka:shared" : `weka:shared:${agent}`;
     return {
@@ -123,13 +128,13 @@ export function wekaPlan(session: WekaSession, instance: number, options: WekaPl
         build: () => {
           if (k === 0) shared.rememberLeading(row.hash_runs, warmBlocks, sharedNs);
           const kind = agent === "main" ? "main" : "sub-agent";
-          return wekaRequest(row, ns, shared.view(), `${agent}:${row.i}`, kind);
+          return wekaRequest(row, ns, shared.view(), `${agent}:${row.i}`, kind, `${ns}:${chain}`);
         },
       })),
     };
   };
   const mainRows = session.agents.get("main") ?? [];
-  const main = stream("main", mainRows, session.toolTokens + session.systemTokens);
+  const main = stream("main", mainRows, session.toolTokens + session.systemTokens, "main");
   for (const sub of session.subagents) {
     const rows = session.agents.get(sub.agent_id);
     if (!rows?.length) continue;
@@ -138,7 +143,10 @@ export function wekaPlan(session: WekaSession, instance: number, options: WekaPl
     const turn = main.turns[k] as TurnPlan;
     const warm = (sub.tool_tokens ?? 0) + (sub.system_tokens ?? 0);
     const delayMs = cap(sub.t_spawn - parent.t - parent.api_time);
-    (turn.spawns ??= []).push({ delayMs, stream: stream(sub.subagent_type ?? sub.agent_id, rows, warm) });
+    (turn.spawns ??= []).push({
+      delayMs,
+      stream: stream(sub.subagent_type ?? sub.agent_id, rows, warm, sub.agent_id),
+    });
   }
   return main;
 }
@@ -156,12 +164,14 @@ function wekaRequest(
   shared: SharedLookup,
   key: string,
   kind: string,
+  chainId: string,
 ): WorkloadRequest {
   // What the segments sum to: the blocks, plus a tail when the row's input is longer.
   const inputTokens = Math.max(row.in, runLength(row.hash_runs) * WEKA_BLOCK_TOKENS);
   return {
     id: `${ns}:${key}`,
     sessionId: ns,
+    chainId,
     kind,
     inputTokens,
     outputTokens: Math.max(1, row.out),
