@@ -14,7 +14,9 @@ const CONFIG = `
 apiVersion: llm-d.ai/v1
 kind: EndpointPickerConfig
 plugins:
+# knownPrefixRatio 1: a grown prompt never counts as known, as for a router that did not see the chain.
 - type: response-chain-scorer
+  parameters: {knownPrefixRatio: 1}
 - type: max-score-picker
 schedulingProfiles:
 - name: default

@@ -1,6 +1,10 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { PREVIOUS_RESPONSE_ENDPOINT_ATTRIBUTE } from "../../framework/data-keys.ts";
+import {
+  attributeKey,
+  PREFIX_CACHE_MATCH_INFO,
+  PREVIOUS_RESPONSE_ENDPOINT_ATTRIBUTE,
+} from "../../framework/data-keys.ts";
 import { makeContext, makeEndpoint, makeEnv } from "../../framework/testing.ts";
 import type { Scorer } from "../../framework/types.ts";
 import { definition } from "./index.ts";
@@ -32,4 +36,16 @@ test("no chain, a gone endpoint or a saturated one: no preference", () => {
   assert.deepEqual(scores("b", 5), [0, 0, 0]);
   assert.deepEqual(scores("b", 0, 0.95), [0, 0, 0]);
   assert.deepEqual(scores("b", 4, 0.94), [0, 1, 0]);
+});
+
+test("silent where this router's prefix index already places the prompt", () => {
+  const endpoints = ["a", "b"].map((k) => makeEndpoint(k));
+  const ctx = makeContext({});
+  ctx.request.attributes.set(PREVIOUS_RESPONSE_ENDPOINT_ATTRIBUTE, "default/b");
+  const match = (blocks: number) =>
+    new Map([["default/a", { matchBlocks: blocks, totalBlocks: 10, blockSizeTokens: 16 }]]);
+  ctx.state.set(attributeKey(PREFIX_CACHE_MATCH_INFO), { byEndpoint: match(5), hashes: [] });
+  assert.deepEqual(Array.from(scorer.score(ctx, endpoints)), [0, 0]);
+  ctx.state.set(attributeKey(PREFIX_CACHE_MATCH_INFO), { byEndpoint: match(4), hashes: [] });
+  assert.deepEqual(Array.from(scorer.score(ctx, endpoints)), [0, 1]);
 });
