@@ -124,17 +124,22 @@ for (let i = 0; i < ITERATIONS; i++) {
   const history = await store.items(previous!.chainItemIds);
   const t1 = performance.now();
   const turnItems = [...history.map((h) => h.item), newInput];
-  const upstream = upstreamRequest("chat", {
-    model: MODEL,
-    instructions: null,
-    items: turnItems,
-    stream: true,
-    maxOutputTokens: 256,
-    temperature: null,
-    passthrough: {},
-  });
+  const messages = itemsToMessages(null, turnItems);
+  const upstream = upstreamRequest(
+    "chat",
+    {
+      model: MODEL,
+      instructions: null,
+      items: turnItems,
+      stream: true,
+      maxOutputTokens: 256,
+      temperature: null,
+      passthrough: {},
+    },
+    messages,
+  );
   const body = JSON.stringify(upstream.body);
-  const promptText = renderChat(itemsToMessages(null, turnItems));
+  const promptText = renderChat(messages);
   const t2 = performance.now();
   schedule(schedulingRequest(promptText, upstream.body, body.length));
   const t3 = performance.now();

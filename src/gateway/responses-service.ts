@@ -15,7 +15,10 @@ import { readBody } from "./body.ts";
 import { type InferenceDeps, serveRequest } from "./inference.ts";
 import { flattenHeaders } from "./parse-request.ts";
 import { sendError, sendJson } from "./respond.ts";
-import { PREVIOUS_RESPONSE_ENDPOINT_ATTRIBUTE } from "../scheduler/framework/data-keys.ts";
+import {
+  PREVIOUS_RESPONSE_ENDPOINT_ATTRIBUTE,
+  RESPONSE_CHAIN_ATTRIBUTE,
+} from "../scheduler/framework/data-keys.ts";
 import type { SchedulingRequest } from "../scheduler/framework/types.ts";
 import { type Generation, outputItemId, type ResponseEcho, responseObject } from "../responses/render.ts";
 import { ResponsesSink } from "./responses-sink.ts";
@@ -233,29 +236,40 @@ export class ResponsesService {
       metadata: request.metadata,
       store: request.store,
     };
-    const upstream = upstreamRequest(this.backend, {
-      model: request.model,
-      instructions: request.instructions,
-      items,
-      stream: request.stream,
-      maxOutputTokens: request.maxOutputTokens,
-      temperature: request.temperature,
-      passthrough: { ...request.passthrough, ...(request.tools.length > 0 ? { tools: request.tools } : {}) },
-    });
+    const messages = itemsToMessages(request.instructions, items);
+    const upstream = upstreamRequest(
+      this.backend,
+      {
+        model: request.model,
+        instructions: request.instructions,
+        items,
+        stream: request.stream,
+        maxOutputTokens: request.maxOutputTokens,
+        temperature: request.temperature,
+        passthrough: {
+          ...request.passthrough,
+          ...(request.tools.length > 0 ? { tools: request.tools } : {}),
+        },
+      },
+      messages,
+    );
     const body = Buffer.from(JSON.stringify(upstream.body));
     const scheduling: SchedulingRequest = {
       requestId: headers["x-request-id"] || randomUUID(),
       model: request.model,
       path: upstream.path,
       headers,
-      promptText: renderChat(itemsToMessages(request.instructions, items)),
+      promptText: renderChat(messages),
       body: upstream.body,
       bodyBytes: body.length,
       priority: 0,
       fairnessId: "",
-      attributes: new Map(
-        history.endpointKey ? [[PREVIOUS_RESPONSE_ENDPOINT_ATTRIBUTE, history.endpointKey]] : [],
-      ),
+      attributes: new Map<string, unknown>([
+        [RESPONSE_CHAIN_ATTRIBUTE, history.chainIds[0] ?? input[0]?.id ?? id],
+        ...(history.endpointKey
+          ? [[PREVIOUS_RESPONSE_ENDPOINT_ATTRIBUTE, history.endpointKey] as const]
+          : []),
+      ]),
     };
     const done = (generation: Generation, endpointKey: string | undefined) =>
       request.store

@@ -22,7 +22,7 @@ import type { Admitter } from "../flow-control/policies/probabilistic-admitter.t
 import type { FlowItem, SaturationDetector } from "../flow-control/types.ts";
 import type { Plugin } from "../plugin/types.ts";
 import { AGENT_IDENTITY_ATTRIBUTE } from "../scheduler/framework/data-keys.ts";
-import type { SchedulingRequest } from "../scheduler/framework/types.ts";
+import type { SchedulingRequest, SessionTurns } from "../scheduler/framework/types.ts";
 import { defaultTokenizer } from "../tokenizer/tokenizer.ts";
 
 /** What admission decided at arrival: go on to scheduling, wait in flow control, or this answer. */
@@ -63,6 +63,10 @@ function isAdmitter(plugin: Plugin): plugin is Admitter {
   return typeof (plugin as Partial<Admitter>).admit === "function";
 }
 
+function isSessionTurns(plugin: Plugin): plugin is SessionTurns {
+  return typeof (plugin as Partial<SessionTurns>).turnsTaken === "function";
+}
+
 /** Builds the stage; throws (a startup error) on an unresolvable flow-control ref. */
 export function createAdmissionStage(options: AdmissionStageOptions): AdmissionStage {
   const config = options.flowControl ?? flowControlConfigSchema.parse({});
@@ -72,8 +76,16 @@ export function createAdmissionStage(options: AdmissionStageOptions): AdmissionS
     lookup: (name: string) => options.plugins.get(name),
   };
   const admitters = [...options.plugins.values()].filter(isAdmitter);
+  const turns = [...options.plugins.values()].find(isSessionTurns);
   if (!options.flowControlGate) {
-    return new Stage(options.clock, admitters, createSaturationDetector(config, env), undefined, undefined);
+    return new Stage(
+      options.clock,
+      admitters,
+      turns,
+      createSaturationDetector(config, env),
+      undefined,
+      undefined,
+    );
   }
   const metrics = options.registry
     ? new FlowControlMetrics({ registry: options.registry, poolName: options.poolName })
@@ -84,13 +96,15 @@ export function createAdmissionStage(options: AdmissionStageOptions): AdmissionS
     saturation: () => runtime.detector.saturation(options.endpoints(), options.clock.now()),
     staleEndpoints: () => runtime.detector.staleEndpoints?.(options.endpoints(), options.clock.now()) ?? 0,
   });
-  return new Stage(options.clock, admitters, undefined, runtime, metrics);
+  return new Stage(options.clock, admitters, turns, undefined, runtime, metrics);
 }
 
 class Stage implements AdmissionStage {
   constructor(
     private readonly clock: Clock,
     private readonly admitters: readonly Admitter[],
+    /** Session turn counts for the flow-control item (`session-state-producer`), when configured. */
+    private readonly turns: SessionTurns | undefined,
     /** Legacy shedding's detector; undefined when flow control queues. */
     private readonly legacy: SaturationDetector | undefined,
     readonly flowControl: FlowControlRuntime | undefined,
@@ -119,6 +133,9 @@ class Stage implements AdmissionStage {
       inputTokens: request.inputTokens ?? defaultTokenizer.count(request.promptText),
       ...(slo === undefined ? {} : { sloTtftMs: slo }),
       ...(typeof session === "string" && session ? { sessionId: session } : {}),
+      ...(typeof session === "string" && session && this.turns
+        ? { turn: this.turns.turnsTaken(session) }
+        : {}),
     };
   }
 

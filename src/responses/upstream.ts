@@ -4,7 +4,8 @@
  * `/v1/chat/completions` (any OpenAI-compatible server), and the answer, JSON or SSE, is read back
  * into one {@link Generation}.
  */
-import { itemsToMessages, type ResponseItem } from "../api/responses.ts";
+import type { ChatMessageLike } from "../api/prompt.ts";
+import type { ResponseItem } from "../api/responses.ts";
 import type { Generation } from "./render.ts";
 
 /** Which API the model servers speak for Responses turns. */
@@ -33,10 +34,14 @@ const RESPONSES_ONLY = new Set([
   "parallel_tool_calls",
 ]);
 
-/** Path and body of the upstream request. */
+/**
+ * Path and body of the upstream request; `messages` are the turn as chat messages
+ * (`itemsToMessages(turn.instructions, turn.items)`, which the caller also renders for routing).
+ */
 export function upstreamRequest(
   backend: ResponsesBackend,
   turn: UpstreamTurn,
+  messages: readonly ChatMessageLike[],
 ): { path: string; body: Record<string, unknown> } {
   const common = {
     ...(turn.temperature === null ? {} : { temperature: turn.temperature }),
@@ -64,7 +69,7 @@ export function upstreamRequest(
     body: {
       ...extra,
       model: turn.model,
-      messages: itemsToMessages(turn.instructions, turn.items),
+      messages,
       ...(turn.maxOutputTokens === null ? {} : { max_tokens: turn.maxOutputTokens }),
       ...common,
       ...(turn.stream ? { stream_options: { include_usage: true } } : {}),

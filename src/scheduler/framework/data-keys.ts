@@ -12,6 +12,8 @@ export const PREFIX_CACHE_MATCH_INFO = "PrefixCacheMatchInfo";
 export const IN_FLIGHT_LOAD = "InFlightLoad";
 /** Session id of the request (request attribute). */
 export const SESSION_ID = "SessionID";
+/** The request's session state before it (`ctx.state`), see {@link SessionState}. */
+export const SESSION_STATE = "SessionState";
 
 /**
  * `ctx.state` key of a `Map<string, string>` of headers (lower-case names) that plugins add to the
@@ -28,6 +30,9 @@ export const RESPONSE_HEADERS_STATE_KEY = "response-headers";
  * holds the KV cache of the whole history); set by the router's Responses API.
  */
 export const PREVIOUS_RESPONSE_ENDPOINT_ATTRIBUTE = "previous-response-endpoint";
+
+/** Request attribute naming a Responses chain (the id of its first item), set by the Responses API. */
+export const RESPONSE_CHAIN_ATTRIBUTE = "response-chain";
 
 /** Request attribute naming the agent session, set by the `agent-identity` header processor. */
 export const AGENT_IDENTITY_ATTRIBUTE = "agent-identity";
@@ -71,4 +76,16 @@ export interface PrefixCacheMatchInfo {
   totalBlocks: number;
   /** Tokens per block. */
   blockSizeTokens: number;
+}
+
+/** A session's state as `session-state-producer` publishes it (llm-d's fields). */
+export interface SessionState {
+  turnsTaken: number;
+  /** Since the session's first request, ms. */
+  durationMs: number;
+  lastSeenAt: number;
+  inFlightRequests: number;
+  completedRequests: number;
+  totalInputTokens: number;
+  totalOutputTokens: number;
 }

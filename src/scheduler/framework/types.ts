@@ -127,6 +127,11 @@ export interface DataProducer extends Plugin {
   produce(ctx: SchedulingContext, endpoints: readonly Endpoint[]): void | Promise<void>;
 }
 
+/** A plugin that counts sessions' turns (`session-state-producer`); admission reads it for flow control. */
+export interface SessionTurns extends Plugin {
+  turnsTaken(sessionId: string): number;
+}
+
 /** Runs after a decision, before dispatch (e.g. optimistic prefix-index insert, in-flight add). */
 export interface PreRequest extends Plugin {
   preRequest(ctx: SchedulingContext, result: SchedulingResult): void;

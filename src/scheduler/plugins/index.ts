@@ -36,6 +36,7 @@ import { definition as runningRequestsSizeScorer } from "./running-requests-size
 import { definition as sessionAffinityFilter } from "./session-affinity-filter/index.ts";
 import { definition as sessionAffinityScorer } from "./session-affinity-scorer/index.ts";
 import { definition as sessionIdProducer } from "./session-id-producer/index.ts";
+import { definition as sessionStateProducer } from "./session-state-producer/index.ts";
 import { definition as singleProfileHandler } from "./single-profile-handler/index.ts";
 import { definition as tokenLoadScorer } from "./token-load-scorer/index.ts";
 import { definition as tokenProducer } from "./token-producer/index.ts";
@@ -69,6 +70,7 @@ export const schedulingPlugins: readonly AnyPluginDefinition[] = [
   sessionAffinityFilter,
   sessionAffinityScorer,
   sessionIdProducer,
+  sessionStateProducer,
   singleProfileHandler,
   tokenLoadScorer,
   tokenProducer,

@@ -24,6 +24,9 @@ import type { Plugin } from "../../plugin/types.ts";
 
 type Tracked = PreRequest & ResponseHooks;
 
+/** Every request belongs to one session, so per-session state (session-state-producer) shows too. */
+const SESSION = { "x-session-id": "contract-session" };
+
 const CAUSES: readonly TerminationCause[] = ["natural", "client-disconnect", "error", "evicted", "timeout"];
 
 /** Parameters that switch on, or widen, the per-request state a plugin keeps. */
@@ -80,14 +83,37 @@ const isDetector = (p: Plugin): p is Plugin & Saturation =>
   typeof (p as Partial<Saturation>).endpointSaturated === "function";
 
 /** Everything a later request can see of the plugin's state, as JSON. */
+/**
+ * Fields that record a session's history by design (session-state-producer): they grow with every
+ * request, so the no-leak check reads only what is in flight.
+ */
+const HISTORY_FIELDS = new Set([
+  "turnsTaken",
+  "completedRequests",
+  "totalInputTokens",
+  "totalOutputTokens",
+  "durationMs",
+  "lastSeenAt",
+]);
+
+function inFlightView(value: unknown): unknown {
+  if (!value || typeof value !== "object" || Array.isArray(value)) return value;
+  return Object.fromEntries(Object.entries(value).filter(([key]) => !HISTORY_FIELDS.has(key)));
+}
+
 function observe(plugin: Plugin): string {
   const seen: unknown[] = [];
   for (const priority of [0, 10]) {
-    const ctx = makeContext({ requestId: `probe-${priority}`, promptText: "probe ".repeat(20), priority });
+    const ctx = makeContext({
+      requestId: `probe-${priority}`,
+      promptText: "probe ".repeat(20),
+      priority,
+      headers: SESSION,
+    });
     const endpoints = ENDPOINTS.map((e) => ({ ...e, attributes: new Map<string, unknown>() }));
     if (isDataProducer(plugin)) {
       void plugin.produce(ctx, endpoints);
-      seen.push([...ctx.state].map(([k, v]) => [k, v instanceof Map ? [...v] : v]));
+      seen.push([...ctx.state].map(([k, v]) => [k, v instanceof Map ? [...v] : inFlightView(v)]));
     }
     if (isFilter(plugin)) seen.push(plugin.filter(ctx, endpoints).map((e) => e.metadata.key));
     if (isScorer(plugin)) seen.push(Array.from(plugin.score(ctx, endpoints)));
@@ -109,6 +135,7 @@ function dispatch(plugin: Plugin & Tracked, id: string, rand: () => number): Ope
     promptText: `request ${id} `.repeat(1 + Math.floor(rand() * 30)),
     priority: rand() < 0.5 ? 0 : 2,
     body: { max_tokens: 1 + Math.floor(rand() * 50) },
+    headers: SESSION,
   });
   if (isDataProducer(plugin)) void plugin.produce(ctx, ENDPOINTS);
   const pick = () => ENDPOINTS[Math.floor(rand() * ENDPOINTS.length)]!;
@@ -169,7 +196,7 @@ describe("request lifecycle contract", () => {
           if (before !== baseline) changed = true;
           if (op > 0.9) {
             const stray = {
-              ctx: makeContext({ requestId: `stray-${step}`, priority: 2 }),
+              ctx: makeContext({ requestId: `stray-${step}`, priority: 2, headers: SESSION }),
               target: ENDPOINTS[2]!,
             };
             complete(plugin, stray, CAUSES[step % CAUSES.length]!);
