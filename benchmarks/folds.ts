@@ -7,12 +7,14 @@
  *   npm run bench -- folds [--folds 1,2] [--k 3] [--loads 32,96,192] [--seeds 1,2,3]
  *     [--policies llm-d-default,session-sticky,ours] [--candidate ours] [--reference llm-d-default]
  *     [--scenario examples/scenarios/weka-16.yaml] [--set key=value …] [--json out.json]
- *     [--html out.html] [--records dir]
+ *     [--html out.html] [--records dir] [--from a.json,b.json]
  *
+ * `--from` prints the tables of earlier `--json` outputs (merged; filtered by --policies, --folds,
+ * --loads and --seeds by name) instead of running.
  * Policies are names of examples/scenarios/policies/*.yaml or paths. Defaults: durationS=300,
  * warmupS=60 (as docs/benchmarks.md), folds 1 and 2 of 3 (fold 0 is the tuning fold).
  */
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
@@ -42,6 +44,7 @@ const { values } = parseArgs({
     json: { type: "string" },
     html: { type: "string" },
     records: { type: "string" },
+    from: { type: "string" },
   },
 });
 
@@ -62,9 +65,19 @@ const grid = list(values.policies).flatMap((policy) =>
 
 const runs: FoldRun[] = [];
 const started = Date.now();
-console.log(
-  `${grid.length} runs: policies ${values.policies}, folds ${values.folds} of ${k}, loads ${values.loads}, seeds ${values.seeds}`,
-);
+if (values.from) {
+  const keep = (r: FoldRun) =>
+    list(values.policies).map(policyName).includes(r.policy) &&
+    numbers(values.folds).includes(r.fold) &&
+    numbers(values.loads).includes(r.load) &&
+    numbers(values.seeds).includes(r.seed);
+  for (const file of list(values.from))
+    runs.push(...(JSON.parse(readFileSync(file, "utf8")) as FoldRun[]).filter(keep));
+  grid.length = 0;
+} else
+  console.log(
+    `${grid.length} runs: policies ${values.policies}, folds ${values.folds} of ${k}, loads ${values.loads}, seeds ${values.seeds}`,
+  );
 for (const [i, cell] of grid.entries()) {
   const scenario = loadScenario(values.scenario, [
     "durationS=300",
