@@ -12,7 +12,6 @@ import type { Plugin, PluginDefinition } from "../../../plugin/types.ts";
 import { chosenEndpoints } from "../shared/chosen-endpoints.ts";
 import { inFlightStateKey } from "../shared/inflight-load.ts";
 import { excludeBusy, isCold } from "./cold.ts";
-import { SessionFootprints } from "./footprint.ts";
 
 const parameters = z
   .strictObject({
@@ -23,9 +22,6 @@ const parameters = z
     coldMaxAdvantage: z.number().min(0).max(1).default(0.1),
     coldLoadMargin: z.int().nonnegative().optional(),
     coldLoadMarginExemptHeader: z.string().min(1).optional(),
-    coldPlacement: z.enum(["lru", "footprint"]).default("lru"),
-    sessionHeader: z.string().min(1).default("x-session-id"),
-    footprintIdleSeconds: z.number().positive().default(300),
     inFlightLoadProducerName: z.string().min(1).default("inflight-load-producer"),
   })
   .prefault({});
@@ -47,8 +43,6 @@ export class NoHitLruScorer implements Scorer, PreRequest {
   private prefixStateKey: string | undefined;
   /** Scratch for the candidates' match ratios or loads (reused, grown on demand). */
   private scratch = new Float64Array(64);
-  /** With `coldPlacement: footprint`: live sessions' prompt tokens per endpoint. */
-  private readonly footprints: SessionFootprints | undefined;
 
   constructor(
     readonly name: string,
@@ -57,10 +51,6 @@ export class NoHitLruScorer implements Scorer, PreRequest {
   ) {
     this.coldKey = `${name}/cold`;
     this.loadStateKey = inFlightStateKey(params.inFlightLoadProducerName);
-    this.footprints =
-      params.coldPlacement === "footprint"
-        ? new SessionFootprints(params.footprintIdleSeconds * 1000)
-        : undefined;
   }
 
   score(ctx: SchedulingContext, endpoints: readonly Endpoint[]): Float64Array {
@@ -80,48 +70,13 @@ export class NoHitLruScorer implements Scorer, PreRequest {
       const i = position.get(key);
       if (i !== undefined) scores[i] = (used - rank++) / (used + 1);
     }
-    if (this.footprints) this.byFootprint(scores, endpoints, requestTokens(ctx), ctx.clock.now());
     const margin = this.params.coldLoadMargin;
     if (margin !== undefined && !this.namesSession(ctx))
       excludeBusy(scores, ctx.state, this.loadStateKey, endpoints, margin, this.scratch);
     return scores;
   }
 
-  /**
-   * Cold requests go where the session fits: among candidates whose live sessions' KV plus this
-   * prompt stays within the endpoint's KV capacity, 0.9 × (1 − footprint / largest footprint)
-   * plus 0.1 × the recency score (a tie-break); candidates where it does not fit score 0. Rotation
-   * by count evens the number of sessions per endpoint, but Claude Code sessions range from 10 K
-   * to 450 K tokens, so equal counts crowd some endpoints' KV past what they hold while others
-   * have room. When it fits nowhere (or capacity is unknown), the recency scores stand: any
-   * placement then evicts someone.
-   */
-  private byFootprint(
-    scores: Float64Array,
-    endpoints: readonly Endpoint[],
-    own: number,
-    nowMs: number,
-  ): void {
-    const footprints = this.footprints!;
-    let largest = 0;
-    let fits = 0;
-    for (let i = 0; i < endpoints.length; i++) {
-      const m = endpoints[i]!.metrics;
-      const capacity = m.cacheBlockSize * m.cacheNumBlocks;
-      const f = footprints.of(endpoints[i]!.metadata.key, nowMs);
-      this.scratch[i] = capacity > 0 && f + own <= capacity ? f : -1;
-      if (this.scratch[i]! >= 0) fits++;
-      if (f > largest) largest = f;
-    }
-    if (fits === 0) return;
-    for (let i = 0; i < endpoints.length; i++) {
-      const f = this.scratch[i]!;
-      scores[i] = f < 0 ? 0 : 0.9 * (largest > 0 ? 1 - f / largest : 1) + 0.1 * scores[i]!;
-    }
-  }
-
   preRequest(ctx: SchedulingContext, result: SchedulingResult): void {
-    this.recordFootprint(ctx, result);
     if (ctx.state.get(this.coldKey) !== true) return;
     for (const endpoint of chosenEndpoints(result)) {
       const key = endpoint.metadata.key;
@@ -129,16 +84,6 @@ export class NoHitLruScorer implements Scorer, PreRequest {
       this.recent.add(key);
       if (this.recent.size > this.params.lruSize) this.recent.delete(this.recent.values().next().value!);
     }
-  }
-
-  /** Every scheduled request of a named session moves that session's footprint to where it runs. */
-  private recordFootprint(ctx: SchedulingContext, result: SchedulingResult): void {
-    if (!this.footprints) return;
-    const session = ctx.request.headers[this.params.sessionHeader.toLowerCase()];
-    if (typeof session !== "string" || session === "") return;
-    const endpoint = chosenEndpoints(result)[0];
-    if (!endpoint) return;
-    this.footprints.record(session, endpoint.metadata.key, requestTokens(ctx), ctx.clock.now());
   }
 
   /** True when the request carries a non-empty `coldLoadMarginExemptHeader` (none configured: false). */
@@ -162,11 +107,6 @@ export class NoHitLruScorer implements Scorer, PreRequest {
     this.prefixStateKey = typeof key === "string" ? key : DEFAULT_PREFIX_STATE_KEY;
     return this.prefixStateKey;
   }
-}
-
-/** The prompt's length in tokens (the host's count, else 4 characters per token). */
-function requestTokens(ctx: SchedulingContext): number {
-  return ctx.request.inputTokens ?? Math.ceil(ctx.request.promptText.length / 4);
 }
 
 /** Registry entry for `no-hit-lru-scorer`. */
