@@ -9,7 +9,7 @@ import { randomUUID } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { badRequest, LlmdError } from "../api/errors.ts";
 import { renderChat } from "../api/prompt.ts";
-import { itemsToMessages, outputMessage, parseInput, type ResponseItem } from "../api/responses.ts";
+import { outputMessage, parseInput, type ResponseItem } from "../api/responses.ts";
 import type { TenantMap } from "../flow-control/identity.ts";
 import { readBody } from "./body.ts";
 import { type InferenceDeps, serveRequest } from "./inference.ts";
@@ -21,6 +21,7 @@ import {
 } from "../scheduler/framework/data-keys.ts";
 import type { SchedulingRequest } from "../scheduler/framework/types.ts";
 import { type Generation, outputItemId, type ResponseEcho, responseObject } from "../responses/render.ts";
+import { type CachedChain, ChainCache, EMPTY_CHAIN, extendChain, sameIds } from "../responses/chain-cache.ts";
 import { ResponsesSink } from "./responses-sink.ts";
 import {
   DEFAULT_STORE_LIMITS,
@@ -36,6 +37,16 @@ export interface ResponsesOptions {
   /** The API the model servers speak for these turns (default `chat`). */
   backend?: ResponsesBackend;
   limits?: Partial<StoreLimits>;
+  /** Memory for rehydrated chains kept between turns (default 256 MiB). */
+  chainCacheBytes?: number;
+}
+
+const DEFAULT_CHAIN_CACHE_BYTES = 256 * 1024 * 1024;
+
+/** A turn's history: the previous chain (empty for a first turn) and the endpoint that served it. */
+interface History {
+  chain: CachedChain;
+  endpointKey?: string;
 }
 
 /** Fields the service reads itself; every other field is passed to the model server. */
@@ -157,6 +168,8 @@ function newId(prefix: string): string {
 export class ResponsesService {
   private readonly backend: ResponsesBackend;
   private readonly limits: StoreLimits;
+  /** Rehydrated chains by the id of their last response. */
+  private readonly chains: ChainCache;
 
   constructor(
     private readonly options: ResponsesOptions,
@@ -164,6 +177,7 @@ export class ResponsesService {
   ) {
     this.backend = options.backend ?? "chat";
     this.limits = { ...DEFAULT_STORE_LIMITS, ...options.limits };
+    this.chains = new ChainCache(options.chainCacheBytes ?? DEFAULT_CHAIN_CACHE_BYTES);
   }
 
   /** The caller's tenant: its name on a trusted edge, `""` otherwise (or without a valid key). */
@@ -193,20 +207,28 @@ export class ResponsesService {
     await this.serve(deps, request, headers, tenant, history, res);
   }
 
-  /** The previous chain's items and endpoint, or the error (unknown id, or the store failed). */
-  private async history(
-    id: string | null,
-    tenant: string,
-  ): Promise<{ chain: StoredItem[]; chainIds: string[]; endpointKey?: string } | LlmdError> {
-    if (id === null) return { chain: [], chainIds: [] };
-    const previous = await this.options.store.get(id, tenant);
+  /**
+   * The previous chain and its endpoint, or the error (unknown id, or the store failed). A cached
+   * chain is used when the store confirms the response's chain is unchanged and fully stored.
+   */
+  private async history(id: string | null, tenant: string): Promise<History | LlmdError> {
+    if (id === null) return { chain: EMPTY_CHAIN };
+    const { store } = this.options;
+    const previous = await store.get(id, tenant);
     if (!previous) return previousNotFound(id);
-    const chain = await this.options.store.items(previous.chainItemIds);
-    return {
-      chain,
-      chainIds: chain.map((i) => i.id),
-      ...(previous.endpointKey ? { endpointKey: previous.endpointKey } : {}),
-    };
+    const endpoint = previous.endpointKey ? { endpointKey: previous.endpointKey } : {};
+    const ids = previous.chainItemIds;
+    const cached = this.chains.get(id);
+    if (cached && sameIds(cached.itemIds, ids) && (await store.countItems(ids)) === ids.length)
+      return { chain: cached, ...endpoint };
+    const items = await store.items(ids);
+    const chain = extendChain(
+      EMPTY_CHAIN,
+      items.map((i) => i.id),
+      items.map((i) => i.item),
+    );
+    this.chains.set(id, chain);
+    return { chain, ...endpoint };
   }
 
   private async serve(
@@ -214,13 +236,12 @@ export class ResponsesService {
     request: CreateRequest,
     headers: Record<string, string>,
     tenant: string,
-    history: { chain: StoredItem[]; chainIds: string[]; endpointKey?: string },
+    history: History,
     res: ServerResponse,
   ): Promise<void> {
     const id = newId("resp");
     const input = request.input.map((item) => ({ id: newId("item"), item }));
-    const items = [...history.chain.map((i) => i.item), ...request.input];
-    if (history.chainIds.length + input.length + 1 > this.limits.maxChainItems) {
+    if (history.chain.itemIds.length + input.length + 1 > this.limits.maxChainItems) {
       const message = `the conversation would exceed ${this.limits.maxChainItems} items`;
       return sendError(res, badRequest(message, "previous_response_id"));
     }
@@ -236,36 +257,36 @@ export class ResponsesService {
       metadata: request.metadata,
       store: request.store,
     };
-    const messages = itemsToMessages(request.instructions, items);
-    const upstream = upstreamRequest(
-      this.backend,
-      {
-        model: request.model,
-        instructions: request.instructions,
-        items,
-        stream: request.stream,
-        maxOutputTokens: request.maxOutputTokens,
-        temperature: request.temperature,
-        passthrough: {
-          ...request.passthrough,
-          ...(request.tools.length > 0 ? { tools: request.tools } : {}),
-        },
-      },
-      messages,
+    const chain = extendChain(
+      history.chain,
+      input.map((i) => i.id),
+      request.input,
     );
-    const body = Buffer.from(JSON.stringify(upstream.body));
+    const upstream = upstreamRequest(this.backend, {
+      model: request.model,
+      instructions: request.instructions,
+      chain,
+      stream: request.stream,
+      maxOutputTokens: request.maxOutputTokens,
+      temperature: request.temperature,
+      passthrough: {
+        ...request.passthrough,
+        ...(request.tools.length > 0 ? { tools: request.tools } : {}),
+      },
+    });
+    const body = Buffer.from(upstream.json);
     const scheduling: SchedulingRequest = {
       requestId: headers["x-request-id"] || randomUUID(),
       model: request.model,
       path: upstream.path,
       headers,
-      promptText: renderChat(messages),
+      promptText: renderChat(upstream.messages),
       body: upstream.body,
       bodyBytes: body.length,
       priority: 0,
       fairnessId: "",
       attributes: new Map<string, unknown>([
-        [RESPONSE_CHAIN_ATTRIBUTE, history.chainIds[0] ?? input[0]?.id ?? id],
+        [RESPONSE_CHAIN_ATTRIBUTE, chain.itemIds[0] ?? id],
         ...(history.endpointKey
           ? [[PREVIOUS_RESPONSE_ENDPOINT_ATTRIBUTE, history.endpointKey] as const]
           : []),
@@ -273,7 +294,7 @@ export class ResponsesService {
     };
     const done = (generation: Generation, endpointKey: string | undefined) =>
       request.store
-        ? this.store(echo, tenant, history.chainIds, input, generation, endpointKey)
+        ? this.store(echo, tenant, chain, input, generation, endpointKey)
         : Promise.resolve(undefined);
     await serveRequest(deps, scheduling, body, new ResponsesSink(res, echo, this.backend, done));
   }
@@ -282,7 +303,7 @@ export class ResponsesService {
   private async store(
     echo: ResponseEcho,
     tenant: string,
-    previousChain: readonly string[],
+    chain: CachedChain,
     input: readonly StoredItem[],
     generation: Generation,
     endpointKey: string | undefined,
@@ -295,12 +316,13 @@ export class ResponsesService {
           response: responseObject(echo, [output.item], generation),
           tenant,
           inputItemIds: input.map((i) => i.id),
-          chainItemIds: [...previousChain, ...input.map((i) => i.id), output.id],
+          chainItemIds: [...chain.itemIds, output.id],
           ...(endpointKey ? { endpointKey } : {}),
           expiresAtMs: createdMs + this.limits.ttlMs,
         },
         [...input, output],
       );
+      this.chains.set(echo.id, extendChain(chain, [output.id], [output.item]));
       return undefined;
     } catch (err) {
       return storeDown(err);
@@ -348,6 +370,7 @@ export class ResponsesService {
       .delete(id, this.tenantOf(flattenHeaders(req.headers)))
       .catch(storeDown);
     if (deleted instanceof LlmdError) return sendError(res, deleted);
+    if (deleted) this.chains.delete(id);
     if (!deleted) return sendError(res, responseNotFound(id));
     sendJson(res, 200, { id, object: "response", deleted: true });
   }

@@ -46,6 +46,8 @@ const GET = `SELECT tenant, expires_at_ms, response, input_item_ids, chain_item_
 
 const ITEMS = "SELECT id, item FROM items WHERE id = ANY($1::text[])";
 
+const COUNT_ITEMS = "SELECT count(*)::int AS n FROM items WHERE id = ANY($1::text[])";
+
 // The response row, then its items from two parallel arrays (ids, items as JSON text); one statement,
 // one round trip. Not json_to_recordset: it decodes strings inside the documents and so refuses a NUL.
 const PUT = `WITH r AS (
@@ -144,6 +146,16 @@ export async function openPostgresStore(
         if (row) out.push({ id: row.id, item: row.item });
       }
       return out;
+    },
+
+    async countItems(ids) {
+      if (ids.length === 0) return 0;
+      const { rows } = await pool.query<{ n: number }>({
+        name: "llmd_responses_count_items",
+        text: COUNT_ITEMS,
+        values: [ids],
+      });
+      return rows[0]!.n;
     },
 
     async put(stored, newItems) {

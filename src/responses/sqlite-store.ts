@@ -77,6 +77,9 @@ export function openSqliteStore(path: string, limits?: Partial<StoreLimits>): Re
        FROM json_each(?) AS asked JOIN items ON items.id = asked.value
       ORDER BY asked.key`,
   );
+  const countItems = db.prepare<[string], { n: number }>(
+    "SELECT count(*) AS n FROM json_each(?) AS asked JOIN items ON items.id = asked.value",
+  );
   const insertResponse = db.prepare(
     `INSERT INTO responses (id, tenant, created_at_ms, expires_at_ms, response, input_item_ids, chain_item_ids, endpoint_key)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
@@ -143,6 +146,7 @@ export function openSqliteStore(path: string, limits?: Partial<StoreLimits>): Re
           ? []
           : selectItems.all(JSON.stringify(ids)).map((row) => ({ id: row.id, item: JSON.parse(row.item) })),
       ),
+    countItems: (ids) => settle(() => (ids.length === 0 ? 0 : countItems.get(JSON.stringify(ids))!.n)),
     put: (stored, newItems) =>
       settle(() => {
         const refusal = chainTooLong(stored, lim);

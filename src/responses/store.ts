@@ -35,6 +35,8 @@ export interface ResponseStore {
   get(id: string, tenant: string): Promise<StoredResponse | undefined>;
   /** Items by id, in the order asked (ids that no longer exist are skipped). */
   items(ids: readonly string[]): Promise<StoredItem[]>;
+  /** How many of `ids` name stored items (an index-only read: validates a cached chain). */
+  countItems(ids: readonly string[]): Promise<number>;
   /** Stores a response and the items it introduced (input and output), atomically. */
   put(response: StoredResponse, newItems: readonly StoredItem[]): Promise<void>;
   /** Deletes response `id` of `tenant` and the items it introduced; false when there was none. */

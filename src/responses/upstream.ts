@@ -5,7 +5,7 @@
  * into one {@link Generation}.
  */
 import type { ChatMessageLike } from "../api/prompt.ts";
-import type { ResponseItem } from "../api/responses.ts";
+import type { CachedChain } from "./chain-cache.ts";
 import type { Generation } from "./render.ts";
 
 /** Which API the model servers speak for Responses turns. */
@@ -15,12 +15,22 @@ export type ResponsesBackend = "chat" | "responses";
 export interface UpstreamTurn {
   model: string;
   instructions: string | null;
-  items: readonly ResponseItem[];
+  /** The whole history, this turn's input last. */
+  chain: CachedChain;
   stream: boolean;
   maxOutputTokens: number | null;
   temperature: number | null;
   /** Other fields the client sent (sampling parameters, `tools`, vendor extensions such as `ignore_eos`). */
   passthrough: Readonly<Record<string, unknown>>;
+}
+
+/** The upstream request: path, body (for plugins to read) and the body serialised. */
+export interface UpstreamRequest {
+  path: string;
+  body: Record<string, unknown>;
+  json: string;
+  /** The turn as chat messages, instructions first: the prompt the router renders. */
+  messages: readonly ChatMessageLike[];
 }
 
 /** Responses-only fields never sent to a chat backend. */
@@ -34,46 +44,55 @@ const RESPONSES_ONLY = new Set([
   "parallel_tool_calls",
 ]);
 
+/** `fields` serialised with `"key":[list]` appended, where `list` is already JSON (comma-joined). */
+function withJsonList(fields: Record<string, unknown>, key: string, list: string): string {
+  const head = JSON.stringify(fields);
+  return `${head.slice(0, -1)}${head.length > 2 ? "," : ""}${JSON.stringify(key)}:[${list}]}`;
+}
+
 /**
- * Path and body of the upstream request; `messages` are the turn as chat messages
- * (`itemsToMessages(turn.instructions, turn.items)`, which the caller also renders for routing).
+ * The upstream request for `turn`. The history's JSON comes from the chain as cached, so only the
+ * request's own fields are serialised here, whatever the length of the conversation.
  */
-export function upstreamRequest(
-  backend: ResponsesBackend,
-  turn: UpstreamTurn,
-  messages: readonly ChatMessageLike[],
-): { path: string; body: Record<string, unknown> } {
+export function upstreamRequest(backend: ResponsesBackend, turn: UpstreamTurn): UpstreamRequest {
+  const { chain } = turn;
+  const system = turn.instructions ? [{ role: "system", content: turn.instructions }] : [];
+  const messages = system.length > 0 ? [...system, ...chain.messages] : chain.messages;
   const common = {
     ...(turn.temperature === null ? {} : { temperature: turn.temperature }),
     stream: turn.stream,
   };
   if (backend === "responses") {
-    return {
-      path: "/v1/responses",
-      body: {
-        ...turn.passthrough,
-        model: turn.model,
-        input: turn.items,
-        ...(turn.instructions ? { instructions: turn.instructions } : {}),
-        ...(turn.maxOutputTokens === null ? {} : { max_output_tokens: turn.maxOutputTokens }),
-        ...common,
-        store: false,
-      },
+    const fields = {
+      ...turn.passthrough,
+      model: turn.model,
+      ...(turn.instructions ? { instructions: turn.instructions } : {}),
+      ...(turn.maxOutputTokens === null ? {} : { max_output_tokens: turn.maxOutputTokens }),
+      ...common,
+      store: false,
     };
+    const body = { ...fields, input: chain.items };
+    return { path: "/v1/responses", body, json: withJsonList(fields, "input", chain.itemsJson), messages };
   }
   const extra: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(turn.passthrough))
     if (!RESPONSES_ONLY.has(key)) extra[key] = value;
+  const fields = {
+    ...extra,
+    model: turn.model,
+    ...(turn.maxOutputTokens === null ? {} : { max_tokens: turn.maxOutputTokens }),
+    ...common,
+    ...(turn.stream ? { stream_options: { include_usage: true } } : {}),
+  };
+  const list =
+    system.length > 0
+      ? [JSON.stringify(system[0]), chain.messagesJson].filter(Boolean).join(",")
+      : chain.messagesJson;
   return {
     path: "/v1/chat/completions",
-    body: {
-      ...extra,
-      model: turn.model,
-      messages,
-      ...(turn.maxOutputTokens === null ? {} : { max_tokens: turn.maxOutputTokens }),
-      ...common,
-      ...(turn.stream ? { stream_options: { include_usage: true } } : {}),
-    },
+    body: { ...fields, messages },
+    json: withJsonList(fields, "messages", list),
+    messages,
   };
 }
 

@@ -245,6 +245,11 @@ for (const backend of [sqliteBackend(), postgresBackend()]) {
       assert.ok(head);
       assert.deepEqual(await store.items(head.chainItemIds), [...r1.newItems, ...r3.newItems]);
       assert.deepEqual(await store.items(["resp_2_in", "resp_2_out"]), []);
+      // countItems sees the same: the chain lost the deleted response's items.
+      const all = [...r1.newItems, ...r2.newItems, ...r3.newItems].map((i) => i.id);
+      assert.equal(await store.countItems(head.chainItemIds), r1.newItems.length + r3.newItems.length);
+      assert.equal(await store.countItems(all), all.length - r2.newItems.length);
+      assert.equal(await store.countItems([]), 0);
     });
 
     test("expired responses read as absent; sweep deletes them and their items", async () => {

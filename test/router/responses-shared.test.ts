@@ -59,6 +59,36 @@ describe("Responses API shared by two routers (PostgreSQL)", () => {
     assert.equal((await a.responses.retrieve(second.data.id)).previous_response_id, first.data.id);
   });
 
+  it("a delete on one router reaches the other's cached chain", async () => {
+    const [a, b] = [client(routers[0]!), client(routers[1]!)];
+    const long = "A long aside that will be deleted. ".repeat(60);
+    const r1 = await a.responses.create({ model: MODEL, input: "short start", max_output_tokens: 2 });
+    const r2 = await a.responses.create({
+      model: MODEL,
+      input: long,
+      previous_response_id: r1.id,
+      max_output_tokens: 2,
+    });
+    const r3 = await a.responses.create({
+      model: MODEL,
+      input: "short",
+      previous_response_id: r2.id,
+      max_output_tokens: 2,
+    });
+    await b.responses.delete(r2.id);
+    const r4 = await a.responses.create({
+      model: MODEL,
+      input: "short",
+      previous_response_id: r3.id,
+      max_output_tokens: 2,
+    });
+    assert.ok(r3.usage!.input_tokens > 300, `${r3.usage!.input_tokens}`);
+    assert.ok(
+      r4.usage!.input_tokens < 100,
+      `the deleted turn was still sent: ${r4.usage!.input_tokens} tokens`,
+    );
+  });
+
   it("answers 503 store_unavailable when the store is down", async () => {
     const openai = client(routers[0]!);
     const kept = await openai.responses.create({ model: MODEL, input: "before", max_output_tokens: 2 });
