@@ -24,7 +24,11 @@ import type { Arrival, Workload, WorkloadRequest } from "../workload/types.ts";
 
 /** Dependencies of the flow. */
 export interface RequestFlowOptions {
-  lifecycle: RequestLifecycle;
+  /**
+   * One lifecycle per router replica (each with its own scheduler state and flow control); requests
+   * are spread over them in turn, as by a load balancer without affinity.
+   */
+  lifecycles: readonly RequestLifecycle[];
   clock: Clock;
   prompts: SyntheticPromptBuilder;
   ideal: IdealPrefixCache;
@@ -34,8 +38,9 @@ export interface RequestFlowOptions {
   /** How the workload's clients present themselves (API keys, TTFT targets). */
   clients?: ClientIdentity;
   /**
-   * The clients chain their agents' turns with the Responses API: the router knows the endpoint
-   * that served each chain's last turn (`WorkloadRequest.chainId`) and tells the scheduler.
+   * The clients chain their agents' turns with the Responses API (`WorkloadRequest.chainId`). As
+   * the live router does, a router that did not serve a chain's last turn itself (another replica
+   * did) learns that turn's endpoint from the shared store and tells the scheduler.
    */
   chains?: boolean;
 }
@@ -47,6 +52,8 @@ export interface Dispatched {
 }
 
 interface Live {
+  /** Index of the router replica that handles it. */
+  router: number;
   workload: WorkloadRequest;
   request: SchedulingRequest;
   record: RequestRecord;
@@ -64,8 +71,11 @@ export class RequestFlow {
   private readonly waiting = new Map<string, Live>();
   private readonly lives = new Map<string, Live>();
   private readonly ended = new Map<string, Live>();
-  /** Chain id → key of the endpoint that served its last turn (with `chains`). */
-  private readonly chainEndpoints = new Map<string, string>();
+  /** Chain id → the router and endpoint of its last turn (with `chains`). */
+  private readonly chainEnds = new Map<string, { router: number; endpointKey: string }>();
+  private arrivals = 0;
+  /** Router replica by request id, while admission may still hear of the request (more than one router). */
+  private readonly routers = new Map<string, number>();
 
   constructor(private readonly o: RequestFlowOptions) {}
 
@@ -82,10 +92,14 @@ export class RequestFlow {
     const workload = arrival.request;
     const record = recordFor(workload, arrival.atMs, {});
     this.records.push(record);
-    const live: Live = { workload, request: this.schedulingRequest(workload), record, placement: undefined };
-    const previous = workload.chainId && this.chainEndpoints.get(workload.chainId);
-    if (previous) live.request.attributes.set(PREVIOUS_RESPONSE_ENDPOINT_ATTRIBUTE, previous);
-    const screening = this.o.lifecycle.arrive(live.request, endpoints);
+    const router = this.arrivals++ % this.o.lifecycles.length;
+    if (router > 0) this.routers.set(workload.id, router);
+    const request = this.schedulingRequest(workload);
+    const live: Live = { router, workload, request, record, placement: undefined };
+    const previous = workload.chainId && this.chainEnds.get(workload.chainId);
+    if (previous && previous.router !== router)
+      request.attributes.set(PREVIOUS_RESPONSE_ENDPOINT_ATTRIBUTE, previous.endpointKey);
+    const screening = this.lifecycleOf(live).arrive(request, endpoints);
     record.priority = live.request.priority;
     record.fairnessId = live.request.fairnessId;
     if (screening instanceof LlmdError) {
@@ -97,7 +111,22 @@ export class RequestFlow {
 
   /** The flow-control item of a request that screened `queue`. */
   flowItem(id: string): FlowItem {
-    return this.o.lifecycle.flowItem(this.waiting.get(id)!.request);
+    const live = this.waiting.get(id)!;
+    return this.lifecycleOf(live).flowItem(live.request);
+  }
+
+  /** The router replica of a request, until {@link forgetRouter} (0 when unknown). */
+  routerOf(id: string): number {
+    return this.routers.get(id) ?? 0;
+  }
+
+  /** Admission has learnt the request ended: its router is no longer needed. */
+  forgetRouter(id: string): void {
+    this.routers.delete(id);
+  }
+
+  private lifecycleOf(live: Live): RequestLifecycle {
+    return this.o.lifecycles[live.router]!;
   }
 
   /** Admission dropped a waiting request with `outcome` (its llm-d reason). */
@@ -123,7 +152,7 @@ export class RequestFlow {
     this.waiting.delete(id);
     live.record.queuedMs = queuedMs;
     live.request.tokens = this.o.prompts.tokens(live.workload.segments);
-    const placed = this.o.lifecycle.place(live.request, endpoints);
+    const placed = this.lifecycleOf(live).place(live.request, endpoints);
     if (placed instanceof Promise) return placed.then((p) => this.decide(live, p, endpoints));
     return this.decide(live, placed, endpoints);
   }
@@ -205,13 +234,15 @@ export class RequestFlow {
     if (output.first) {
       record.firstTokenMs = nowMs - this.o.originMs;
       record.cachedTokens = output.cachedTokens;
-      this.o.lifecycle.firstToken(live.placement!);
+      this.lifecycleOf(live).firstToken(live.placement!);
     }
     if (!output.finished) return false;
     record.endMs = nowMs - this.o.originMs;
     record.outputTokens = output.generated;
-    if (this.o.chains && live.workload.chainId)
-      this.chainEndpoints.set(live.workload.chainId, live.placement!.target.metadata.key);
+    if (this.o.chains && live.workload.chainId) {
+      const endpointKey = live.placement!.target.metadata.key;
+      this.chainEnds.set(live.workload.chainId, { router: live.router, endpointKey });
+    }
     this.finish(live, "natural", "served");
     return true;
   }
@@ -229,7 +260,7 @@ export class RequestFlow {
   private finish(live: Live, cause: TerminationCause, outcome: string): void {
     this.lives.delete(live.record.id);
     this.settle(live, outcome);
-    this.o.lifecycle.complete(live.placement!, cause, this.usage(live.record.id));
+    this.lifecycleOf(live).complete(live.placement!, cause, this.usage(live.record.id));
   }
 
   /** Stamps an unserved request's error and its end at the current clock time. */

@@ -44,13 +44,17 @@ export async function runScenario(
   const profile = parseProfileName(scenario.fleet.profile);
   if (!profile) throw new LlmdError("invalid_scenario", `unknown profile ${scenario.fleet.profile}`);
   const clock = new ManualClock();
-  const random = new Rng(`router:${scenario.seed}`);
-  const router = loadConfig(routerConfigText(scenario), {
-    clock,
-    random: () => random.next(),
-    allowExperimentalPlugins: true,
-    ...(registry ? { registry } : {}),
-  });
+  const configText = routerConfigText(scenario);
+  /** Router replica `r`: its own scheduler state, plugin instances and seeded random source. */
+  const loadRouter = (r: number) => {
+    const random = new Rng(r === 0 ? `router:${scenario.seed}` : `router:${scenario.seed}:${r}`);
+    return loadConfig(configText, {
+      clock,
+      random: () => random.next(),
+      allowExperimentalPlugins: true,
+      ...(registry ? { registry } : {}),
+    });
+  };
   const engineOptions: EngineOptions = { ...scenario.fleet.engine, profile, seed: scenario.seed };
   const probe = createEngine(engineOptions).stats();
   const durationMs = scenario.durationS * 1000;
@@ -58,8 +62,10 @@ export async function runScenario(
   const result = await runFleet({
     replicas: scenario.fleet.replicas,
     createEngine: (i) => createEngine({ ...engineOptions, seed: scenario.seed + i }),
-    createLifecycle: (endpoints) =>
-      new RequestLifecycle({
+    routers: scenario.routers,
+    createLifecycle: (endpoints, r) => {
+      const router = loadRouter(r);
+      return new RequestLifecycle({
         scheduler: router.scheduler,
         objectives: new Map(Object.entries(scenario.objectives)),
         ...(scenario.tenants ? { tenants: new TenantMap(scenario.tenants) } : {}),
@@ -68,8 +74,10 @@ export async function runScenario(
         plugins: router.plugins,
         clock,
         endpoints,
-        registry: metrics,
-      }),
+        // One registry holds one router's `llm_d_epp_flow_control_*` series: the first replica's.
+        ...(r === 0 ? { registry: metrics } : {}),
+      });
+    },
     clients: clientIdentity(scenario),
     chains: scenario.responsesChains,
     clock,

@@ -42,8 +42,10 @@ export const CLOCK_ORIGIN_MS = 1000;
 export interface FleetOptions {
   replicas: number;
   createEngine(index: number): Engine;
-  /** Builds the request lifecycle over the fleet's endpoints (the router config's). */
-  createLifecycle(endpoints: () => readonly Endpoint[]): RequestLifecycle;
+  /** Builds router replica `router`'s request lifecycle over the fleet's endpoints (the router config's). */
+  createLifecycle(endpoints: () => readonly Endpoint[], router: number): RequestLifecycle;
+  /** Router replicas behind a load balancer without affinity, each with its own state (default 1). */
+  routers?: number;
   /** How the workload's clients present themselves (API keys, TTFT targets). */
   clients?: ClientIdentity;
   /** The clients chain their agents' turns with the Responses API (see RequestFlowOptions). */
@@ -99,8 +101,8 @@ class FleetSimulator {
   private readonly endpoints: Endpoint[] = [];
   private readonly timeline: LoadTimeline;
   private readonly flow: RequestFlow;
-  /** Flow control's queue on the virtual clock; undefined without the `flowControl` gate. */
-  private readonly flowHost: VirtualFlowHost | undefined;
+  /** Each router replica's flow-control queue on the virtual clock (none without the `flowControl` gate). */
+  private readonly flowHosts: (VirtualFlowHost | undefined)[];
   /** Time of the one pending `flow-wake` event (others in the queue are stale). */
   private wakeAt: number | undefined;
   private steps = 0;
@@ -114,9 +116,10 @@ class FleetSimulator {
       this.byEndpoint.set(replica.endpoint, replica);
       this.endpoints.push(replica.endpoint);
     }
-    const lifecycle = o.createLifecycle(() => this.endpoints);
+    const endpoints = () => this.endpoints;
+    const lifecycles = Array.from({ length: o.routers ?? 1 }, (_, r) => o.createLifecycle(endpoints, r));
     this.flow = new RequestFlow({
-      lifecycle,
+      lifecycles,
       clock: o.clock,
       prompts: o.prompts,
       ideal: new IdealPrefixCache(o.blockTokens),
@@ -125,8 +128,10 @@ class FleetSimulator {
       ...(o.clients ? { clients: o.clients } : {}),
       ...(o.chains ? { chains: true } : {}),
     });
-    const runtime = lifecycle.admission.flowControl;
-    this.flowHost = runtime ? new VirtualFlowHost({ runtime, endpoints: () => this.endpoints }) : undefined;
+    this.flowHosts = lifecycles.map((l) => {
+      const runtime = l.admission.flowControl;
+      return runtime && new VirtualFlowHost({ runtime, endpoints });
+    });
   }
 
   async run(): Promise<FleetResult> {
@@ -148,7 +153,7 @@ class FleetSimulator {
       const pending = this.handle(event);
       if (pending) await pending;
     }
-    if (this.flowHost) await this.apply(this.flowHost.shutdown(o.clock.now()));
+    for (const host of this.flowHosts) if (host) await this.apply(host.shutdown(o.clock.now()));
     this.flow.closeUnfinished();
     return {
       records: this.flow.records,
@@ -178,11 +183,11 @@ class FleetSimulator {
           kind: "scrape",
           replica: event.replica,
         });
-        return this.flowHost && this.apply(this.flowHost.saturationChanged(event.at));
+        return this.everyHost((host) => host.saturationChanged(event.at));
       case "flow-wake":
         if (event.at !== this.wakeAt) return;
         this.wakeAt = undefined;
-        return this.flowHost && this.apply(this.flowHost.wake(event.at));
+        return this.everyHost((host) => host.wake(event.at));
       case "progress":
         this.o.onProgress?.(event.at - CLOCK_ORIGIN_MS);
         this.queue.push({ at: event.at + (this.o.progressEveryMs ?? 10_000), seq: 0, kind: "progress" });
@@ -206,8 +211,11 @@ class FleetSimulator {
     const id = arrival.request.id;
     const screening = this.flow.arrive(arrival, this.endpoints);
     if (screening === "queue")
-      return this.apply(this.flowHost!.enqueue(this.flow.flowItem(id), this.o.clock.now()));
-    if (screening !== "pass") return this.followUps(id);
+      return this.apply(this.hostOf(id)!.enqueue(this.flow.flowItem(id), this.o.clock.now()));
+    if (screening !== "pass") {
+      this.flow.forgetRouter(id);
+      return this.followUps(id);
+    }
     const exit: FlowExit = { item: this.flow.flowItem(id), outcome: "dispatched", queuedMs: 0 };
     return this.apply({ ...IDLE, dispatched: [exit] });
   }
@@ -250,6 +258,7 @@ class FleetSimulator {
 
   private drop(exit: FlowExit): void {
     this.flow.drop(exit.item.id, exit.outcome);
+    this.flow.forgetRouter(exit.item.id);
     this.followUps(exit.item.id);
   }
 
@@ -280,7 +289,7 @@ class FleetSimulator {
     }
     this.flow.admitted(id);
     this.kick(replica);
-    return this.flowHost?.placed(id, now, dispatched.endpoint.metadata.key) ?? IDLE;
+    return this.hostOf(id)?.placed(id, now, dispatched.endpoint.metadata.key) ?? IDLE;
   }
 
   private kick(replica: Replica): void {
@@ -310,7 +319,25 @@ class FleetSimulator {
 
   /** Flow control learns a dispatched request ended; its answer may dispatch more. */
   private completed(id: string, usage: ResponseUsage | undefined): VirtualFlowStep {
-    return this.flowHost?.completed(id, usage, this.o.clock.now()) ?? IDLE;
+    const host = this.hostOf(id);
+    this.flow.forgetRouter(id);
+    return host?.completed(id, usage, this.o.clock.now()) ?? IDLE;
+  }
+
+  /** The flow-control host of the router replica handling request `id`. */
+  private hostOf(id: string): VirtualFlowHost | undefined {
+    return this.flowHosts[this.flow.routerOf(id)];
+  }
+
+  /** Carries out every router replica's answer to one event, in turn. */
+  private everyHost(event: (host: VirtualFlowHost) => VirtualFlowStep): void | Promise<void> {
+    let pending: Promise<void> | undefined;
+    for (const host of this.flowHosts) {
+      if (!host) continue;
+      const answer = () => this.apply(event(host));
+      pending = pending ? pending.then(answer) : (answer() ?? undefined);
+    }
+    return pending;
   }
 
   private followUps(requestId: string): void {

@@ -43,7 +43,7 @@ export interface ResponsesOptions {
 
 const DEFAULT_CHAIN_CACHE_BYTES = 256 * 1024 * 1024;
 
-/** A turn's history: the previous chain (empty for a first turn) and the endpoint that served it. */
+/** A turn's history: the previous chain (empty for a first turn) and, see `history`, its endpoint. */
 interface History {
   chain: CachedChain;
   endpointKey?: string;
@@ -208,8 +208,11 @@ export class ResponsesService {
   }
 
   /**
-   * The previous chain and its endpoint, or the error (unknown id, or the store failed). A cached
-   * chain is used when the store confirms the response's chain is unchanged and fully stored.
+   * The previous chain, or the error (unknown id, or the store failed). A cached chain is used when
+   * the store confirms the response's chain is unchanged and fully stored. The endpoint that served
+   * the previous turn comes along only when this router did not see that turn (another replica
+   * served it, or this one restarted): where it did, its own prefix index knows the history, and
+   * scoring weighs it against load as for any request.
    */
   private async history(id: string | null, tenant: string): Promise<History | LlmdError> {
     if (id === null) return { chain: EMPTY_CHAIN };
@@ -220,7 +223,7 @@ export class ResponsesService {
     const ids = previous.chainItemIds;
     const cached = this.chains.get(id);
     if (cached && sameIds(cached.itemIds, ids) && (await store.countItems(ids)) === ids.length)
-      return { chain: cached, ...endpoint };
+      return { chain: cached };
     const items = await store.items(ids);
     const chain = extendChain(
       EMPTY_CHAIN,

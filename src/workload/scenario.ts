@@ -131,6 +131,11 @@ export const scenarioSchema = z.strictObject({
    * router knows the endpoint that served a chain's last turn (`response-chain-scorer` reads it).
    */
   responsesChains: z.boolean().default(false),
+  /**
+   * Router replicas behind a load balancer without affinity (requests spread over them in turn),
+   * each with its own prefix index, in-flight counts and flow control, as llm-d's active-active mode.
+   */
+  routers: z.int().positive().default(1),
   /** Objective name → TTFT target (ms) its clients send as `x-llm-d-slo-ttft-ms`. */
   ttftSloMs: z.record(z.string(), positive).default({}),
   slo: z

@@ -1,7 +1,8 @@
 /**
- * Responses chains in the fleet: with `responsesChains`, the simulated router knows the endpoint
- * that served each agent's last turn and `response-chain-scorer` keeps the chain there; without,
- * the same scorer has nothing to go on and the picker's load-aware tie-break spreads the turns.
+ * Responses chains across two router replicas behind a load balancer without affinity: a turn that
+ * reaches the replica that did not serve the chain's last turn finds nothing in its own prefix
+ * index. With `responsesChains` it learns that turn's endpoint from the shared store and
+ * `response-chain-scorer` keeps the chain there; without, the picker's tie-break moves it.
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
@@ -14,13 +15,14 @@ const CONFIG = `
 apiVersion: llm-d.ai/v1
 kind: EndpointPickerConfig
 plugins:
-# knownPrefixRatio 1: a grown prompt never counts as known, as for a router that did not see the chain.
+- type: approx-prefix-cache-producer
+  parameters: {maxPrefixTokensToMatch: 1048576}
+- type: prefix-cache-scorer
 - type: response-chain-scorer
-  parameters: {knownPrefixRatio: 1}
 - type: max-score-picker
 schedulingProfiles:
 - name: default
-  plugins: [{pluginRef: response-chain-scorer}, {pluginRef: max-score-picker}]
+  plugins: [{pluginRef: prefix-cache-scorer}, {pluginRef: response-chain-scorer}, {pluginRef: max-score-picker}]
 `;
 
 async function sameEndpointShare(chains: boolean): Promise<number> {
@@ -31,6 +33,7 @@ fleet: { replicas: 4, engine: { maxModelLen: 1048576 } }
 router: { configText: ${JSON.stringify(CONFIG)} }
 workload: { type: weka, sessions: 12, thinkCapS: 2 }
 responsesChains: ${chains}
+routers: 2
 `;
   const run = await runScenario(parseScenario(yaml, join(import.meta.dirname, "inline.yaml")));
   const lastEndpoint = new Map<string, number>();
