@@ -51,10 +51,7 @@ const groups: readonly [string, readonly string[]][] = [
     ],
   ],
   ["Kubernetes object watches (not built: use file-discovery or --endpoints)", ["k8s-notification-source"]],
-  [
-    "per-program session state and ordering (not built)",
-    ["session-state-producer", "session-manager", "program-score-ordering-policy"],
-  ],
+  ["per-program session tags and ordering (not built)", ["session-manager", "program-score-ordering-policy"]],
   ["context-length-range routing (not built)", ["context-length-aware"]],
   [
     "generic header and endpoint-attribute plugins (not built)",
