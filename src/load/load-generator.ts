@@ -2,17 +2,25 @@
  * `llmd bench`'s driver: replays a scenario's workload over HTTP in wall time against any
  * OpenAI-compatible URL (open-loop arrivals on their schedule, closed-loop follow-ups after
  * completions) and records the same client-side metrics as the fleet simulator, with each
- * request's identity headers (objective, fairness id) and its outcome named the fleet's way.
+ * request's identity headers (objective, fairness id) and its outcome named the fleet's way. With
+ * `responses`, each chain's turns (`WorkloadRequest.chainId`) go to `/v1/responses` as a stored
+ * conversation: a turn after a served one sends only its new segments with `previous_response_id`.
  */
 import { Agent } from "undici";
 import { IdealPrefixCache } from "../measure/ideal-cache.ts";
 import { type RequestRecord, recordFor } from "../measure/records.ts";
-import { completionBody, type ClientIdentity, requestHeaders } from "../workload/client-wire.ts";
+import {
+  completionBody,
+  type ClientIdentity,
+  requestHeaders,
+  responsesBody,
+} from "../workload/client-wire.ts";
 import { clientIdentity, type Scenario } from "../workload/scenario.ts";
 import { createWorkload } from "../workload/index.ts";
 import { SyntheticPromptBuilder } from "../workload/synthetic-prompt.ts";
-import type { Arrival, Workload, WorkloadRequest } from "../workload/types.ts";
-import { streamCompletion } from "./stream-request.ts";
+import type { Arrival, Segment, Workload, WorkloadRequest } from "../workload/types.ts";
+import { type StreamOutcome, streamCompletion } from "./stream-request.ts";
+import { streamResponse } from "./stream-response.ts";
 
 /** Options of a live run. */
 export interface LiveRunOptions {
@@ -35,6 +43,13 @@ export interface LiveRunOptions {
   startedAt?: number;
   /** Tenants' API keys and objectives' TTFT targets the clients send. */
   clients?: ClientIdentity;
+  /**
+   * Send each chain's turns as a Responses conversation (`POST /v1/responses`, stored): a turn
+   * whose chain has a served previous turn sends `previous_response_id` and only the segments
+   * beyond those it shares with that turn; a first turn (or one after a failed turn) sends its
+   * whole prompt. Requests without a `chainId` are sent as first turns.
+   */
+  responses?: boolean;
 }
 
 /** What a scenario decides of a live run: its model, workload, prompts, duration and objectives. */
@@ -77,8 +92,14 @@ export async function runLive(o: LiveRunOptions): Promise<RequestRecord[]> {
     const record = recordFor(r, now(), o.objectives ?? {});
     records.push(record);
     sent.push(r);
-    const body = JSON.stringify(completionBody(o.model, o.prompts.text(r.segments), r.outputTokens));
-    const out = await streamCompletion(o.url, body, requestHeaders(r, o.clients), dispatcher);
+    const out = o.responses
+      ? await sendTurn(r)
+      : await streamCompletion(
+          o.url,
+          JSON.stringify(completionBody(o.model, o.prompts.text(r.segments), r.outputTokens)),
+          requestHeaders(r, o.clients),
+          dispatcher,
+        );
     const toWorkload = (at: number) => (at - started) * o.timeScale;
     // Building a long synthetic prompt takes the client ~10 ms per 50K tokens: not server latency.
     record.arrivalMs = toWorkload(out.sentAt);
@@ -89,6 +110,20 @@ export async function runLive(o: LiveRunOptions): Promise<RequestRecord[]> {
     if (out.error) record.error = out.error;
     if (out.outcome) record.outcome = out.outcome;
     for (const next of o.workload.onComplete(r, record.endMs, !out.error)) send(next);
+  };
+  /** Chain id → its last served turn: the response id and the segments it was sent with. */
+  const chains = new Map<string, { responseId: string; segments: readonly Segment[] }>();
+  const sendTurn = async (r: WorkloadRequest): Promise<StreamOutcome> => {
+    const segments = r.segments; // a getter in some workloads: read once
+    const previous = r.chainId === undefined ? undefined : chains.get(r.chainId);
+    const input = previous ? segments.slice(sharedLead(previous.segments, segments)) : segments;
+    const body = responsesBody(o.model, o.prompts.text(input), r.outputTokens, previous?.responseId);
+    const out = await streamResponse(o.url, JSON.stringify(body), requestHeaders(r, o.clients), dispatcher);
+    if (r.chainId !== undefined) {
+      if (!out.error && out.responseId) chains.set(r.chainId, { responseId: out.responseId, segments });
+      else chains.delete(r.chainId);
+    }
+    return out;
   };
   for (let a = o.workload.nextArrival(); a && a.atMs < o.durationMs; a = o.workload.nextArrival()) {
     if (o.sends?.(a.request) ?? true) send(a);
@@ -104,6 +139,14 @@ export async function runLive(o: LiveRunOptions): Promise<RequestRecord[]> {
     records[i]!.idealCachedTokens = ideal.lookupAndInsert(r.segments, r.inputTokens);
   });
   return records;
+}
+
+/** Length of the common leading run of equal `{ns, id, tokens}` segments of `a` and `b`. */
+export function sharedLead(a: readonly Segment[], b: readonly Segment[]): number {
+  const n = Math.min(a.length, b.length);
+  let i = 0;
+  while (i < n && a[i]!.ns === b[i]!.ns && a[i]!.id === b[i]!.id && a[i]!.tokens === b[i]!.tokens) i++;
+  return i;
 }
 
 function sleep(ms: number): Promise<void> {

@@ -35,13 +35,18 @@ interface ChunkJson {
 }
 
 /** Sends `POST {baseUrl}/v1/completions` with `body` (a streaming completions request, serialised). */
-export async function streamCompletion(
+export function streamCompletion(
   baseUrl: string,
   json: string,
   headers: Record<string, string>,
   dispatcher?: Dispatcher,
 ): Promise<StreamOutcome> {
-  const outcome: StreamOutcome = {
+  return streamPost(`${baseUrl.replace(/\/$/, "")}/v1/completions`, json, headers, onEvent, dispatcher);
+}
+
+/** An outcome with nothing seen yet. */
+export function emptyOutcome(): StreamOutcome {
+  return {
     sentAt: Number.NaN,
     firstTokenAt: Number.NaN,
     endAt: Number.NaN,
@@ -49,9 +54,24 @@ export async function streamCompletion(
     promptTokens: 0,
     cachedTokens: 0,
   };
+}
+
+/**
+ * POSTs `json` to `url` and reads its SSE answer, handing each `data:` payload to `onData`; a
+ * non-200 answer is the router's dropped reason or `failed-<status>`, a cut stream
+ * `failed-<error code>`. Shared by the completions and the Responses clients.
+ */
+export async function streamPost<T extends StreamOutcome>(
+  url: string,
+  json: string,
+  headers: Record<string, string>,
+  onData: (data: string, outcome: T) => void,
+  dispatcher?: Dispatcher,
+  outcome: T = emptyOutcome() as T,
+): Promise<T> {
   try {
     outcome.sentAt = performance.now();
-    const res = await request(`${baseUrl.replace(/\/$/, "")}/v1/completions`, {
+    const res = await request(url, {
       method: "POST",
       headers: { "content-type": "application/json", ...headers },
       body: json,
@@ -63,7 +83,7 @@ export async function streamCompletion(
       outcome.outcome = typeof reason === "string" ? reason : `failed-${res.statusCode}`;
     } else {
       outcome.outcome = "served";
-      await readEvents(res.body, outcome);
+      await readEvents(res.body, outcome, onData);
     }
     if (outcome.outcome !== "served") outcome.error = outcome.outcome;
   } catch (err) {
@@ -76,7 +96,11 @@ export async function streamCompletion(
   return outcome;
 }
 
-async function readEvents(body: AsyncIterable<Buffer>, outcome: StreamOutcome): Promise<void> {
+async function readEvents<T>(
+  body: AsyncIterable<Buffer>,
+  outcome: T,
+  onData: (data: string, outcome: T) => void,
+): Promise<void> {
   let pending = "";
   for await (const chunk of body) {
     pending += chunk.toString("utf8");
@@ -84,10 +108,16 @@ async function readEvents(body: AsyncIterable<Buffer>, outcome: StreamOutcome): 
     while (nl >= 0) {
       const line = pending.slice(0, nl).trim();
       pending = pending.slice(nl + 1);
-      if (line.startsWith("data:")) onEvent(line.slice(5).trim(), outcome);
+      if (line.startsWith("data:")) onData(line.slice(5).trim(), outcome);
       nl = pending.indexOf("\n");
     }
   }
+}
+
+/** The outcome of an error event in a started stream: `evicted`, else `failed-<code>`. */
+export function streamErrorOutcome(code: string | number | undefined): string {
+  const c = String(code ?? "stream-error");
+  return c === "evicted" ? "evicted" : `failed-${c}`;
 }
 
 function onEvent(data: string, outcome: StreamOutcome): void {
@@ -97,8 +127,7 @@ function onEvent(data: string, outcome: StreamOutcome): void {
   const json = JSON.parse(data) as ChunkJson;
   if (json.error) {
     // The router ends a started stream with an error event (eviction, upstream failure).
-    const code = String(json.error.code ?? "stream-error");
-    outcome.outcome = code === "evicted" ? "evicted" : `failed-${code}`;
+    outcome.outcome = streamErrorOutcome(json.error.code);
     return;
   }
   const choice = json.choices?.[0];

@@ -51,3 +51,23 @@ export function completionBody(model: string, prompt: string, maxTokens: number)
 export function completionBodyBytes(model: string, promptChars: number, maxTokens: number): number {
   return Buffer.byteLength(JSON.stringify(completionBody(model, "", maxTokens))) + promptChars;
 }
+
+/**
+ * The streaming Responses body sent for a turn: `input` is the whole prompt of a chain's first
+ * turn, or only the new text of a turn chained on `previousResponseId`.
+ */
+export function responsesBody(
+  model: string,
+  input: string,
+  maxTokens: number,
+  previousResponseId?: string,
+): Record<string, unknown> {
+  return {
+    model,
+    input,
+    max_output_tokens: maxTokens,
+    stream: true,
+    ignore_eos: true,
+    ...(previousResponseId ? { previous_response_id: previousResponseId } : {}),
+  };
+}

@@ -4,7 +4,8 @@
  * metrics as `llmd simulate`: TTFT, inter-token latency, cached tokens from usage, hit rate
  * against the ideal ceiling. The fleet section of the scenario only prices the run. Requests carry
  * their identity headers; when any names an objective (the `tenants` workload) it also prints the
- * per-tenant outcome table of the flow-control experiments (benchmarks/flow-experiments.ts).
+ * per-tenant outcome table of the flow-control experiments (benchmarks/flow-experiments.ts). With
+ * `--responses`, each agent's turns are a Responses chain against the router (docs/responses.md).
  */
 import { writeFileSync } from "node:fs";
 import type { Command } from "commander";
@@ -34,6 +35,7 @@ interface BenchFlags {
   quiet?: boolean;
   label?: string;
   clientPerTenant?: boolean;
+  responses?: boolean;
 }
 
 const collect = (value: string, previous: string[]) => [...previous, value];
@@ -62,6 +64,10 @@ export function registerBench(program: Command): void {
       "--client-per-tenant",
       "one client thread per objective of the scenario, so one tenant's load does not delay reading another's tokens",
     )
+    .option(
+      "--responses",
+      "send each agent's turns as a Responses chain (POST /v1/responses with previous_response_id and only the new input)",
+    )
     .action(async (file: string, flags: BenchFlags) => {
       const scenario = loadScenario(file, flags.set);
       const durationMs = scenario.durationS * 1000;
@@ -81,6 +87,9 @@ export function registerBench(program: Command): void {
       if (flags.clientPerTenant && tenants.length === 0) {
         throw new Error("--client-per-tenant needs a scenario with objectives");
       }
+      if (flags.clientPerTenant && flags.responses) {
+        throw new Error("--responses is not supported with --client-per-tenant");
+      }
       const startedAt = performance.now();
       const metricsLog =
         flags.metricsLog === undefined
@@ -88,7 +97,7 @@ export function registerBench(program: Command): void {
           : startMetricsLog(flags.url, () => (performance.now() - startedAt) * common.timeScale);
       const records = flags.clientPerTenant
         ? await runTenantClients({ ...common, scenarioFile: file, overrides: flags.set, tenants })
-        : await runLive({ ...common, ...scenarioReplay(scenario) });
+        : await runLive({ ...common, ...scenarioReplay(scenario), responses: flags.responses ?? false });
       const samples = await metricsLog?.stop();
       if (!flags.quiet) bar.stop();
       const window = { fromMs: scenario.warmupS * 1000, toMs: durationMs };
