@@ -76,7 +76,12 @@ export const ERROR_CATALOGUE = {
   evicted: drop(429, "evicted", "Flow control evicted the running request for higher-priority traffic.", 1),
   no_endpoints: drop(503, "rejected-no-endpoints", "The pool has no ready endpoint for the model.", 5),
   client_cancelled: drop(503, "rejected-context-cancelled", "The client left while the request was queued."),
-  shutting_down: drop(503, "rejected-shutting-down", "The router is shutting down.", 1),
+  shutting_down: drop(
+    503,
+    "rejected-shutting-down",
+    "The router or `llmd sim` drains (SIGTERM): new and queued requests, and those still running at `--drain-timeout`.",
+    1,
+  ),
   store_unavailable: upstream(503, "The response store failed; the turn was not served or not stored."),
   upstream_failed: upstream(502, "The model server failed or closed early."),
   upstream_timeout: upstream(504, "The model server did not answer in time."),

@@ -1,5 +1,6 @@
 /** Checked numeric flags and the one-line report of a startup failure. */
 import { LlmdError } from "../api/errors.ts";
+import { parseDurationMs } from "../core/units.ts";
 
 /** Bounds of a numeric flag. */
 export interface NumberBounds {
@@ -18,6 +19,17 @@ export function numberFlag(name: string, value: string, bounds: NumberBounds = {
   throw new LlmdError(
     "invalid_option",
     `--${name}: expected ${kind} >= ${min}, got ${JSON.stringify(value)}`,
+  );
+}
+
+/** `value` of flag `name` as milliseconds: a Go duration ("30s", "1m30s", "500ms") or seconds ("30"). */
+export function durationFlag(name: string, value: string): number {
+  const text = value.trim();
+  const ms = /^\d+(\.\d+)?$/.test(text) ? Number(text) * 1000 : parseDurationMs(text);
+  if (ms !== undefined && Number.isFinite(ms)) return ms;
+  throw new LlmdError(
+    "invalid_option",
+    `--${name}: expected a duration like "30s" or a number of seconds, got ${JSON.stringify(value)}`,
   );
 }
 

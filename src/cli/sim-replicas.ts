@@ -26,7 +26,7 @@ export interface SimReplicas {
   /** `http://127.0.0.1:port` of each replica. */
   urls: string[];
   children: ChildProcess[];
-  /** Stops every child (SIGTERM, SIGKILL after `graceMs`, default 5000) and waits for exits. */
+  /** Stops every child (SIGTERM: each drains; SIGKILL after `graceMs`, default 5000) and waits for exits. */
   stop(graceMs?: number): Promise<void>;
 }
 
@@ -56,12 +56,15 @@ async function ports(options: SimReplicaOptions): Promise<number[]> {
 
 /**
  * The IPC channel is the child's lifeline: `llmd sim` exits when it closes, which the kernel does
- * even when this process is SIGKILLed and cannot stop its children itself.
+ * even when this process is SIGKILLed and cannot stop its children itself. Each child is its own
+ * process group, so a terminal's Ctrl-C reaches only this process, which drains the router before
+ * it signals the simulators.
  */
 function spawnSim(port: number, options: SimReplicaOptions): ChildProcess {
   const args = [CLI_BIN, "sim", "--port", String(port), ...options.simArgs];
   return spawn(process.execPath, args, {
     stdio: ["ignore", options.stdio ?? "inherit", options.stdio ?? "inherit", "ipc"],
+    detached: true,
   });
 }
 

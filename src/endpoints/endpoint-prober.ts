@@ -71,6 +71,16 @@ export class EndpointProber {
     this.setHealth(record, "unhealthy", "marked failed by the proxy");
   }
 
+  /**
+   * Takes `record` out while it drains: successful probes (a draining server still answers them)
+   * keep it out; the first failed one (it exited) turns it `unhealthy`, so the next success (the
+   * restarted server) brings it back.
+   */
+  markDraining(record: EndpointRecord): void {
+    record.failEpoch++;
+    this.setHealth(record, "draining", "the endpoint is shutting down");
+  }
+
   /** Waits for probes under way, then closes connections. */
   async close(records: Iterable<EndpointRecord>): Promise<void> {
     const pending: Promise<void>[] = [];
@@ -104,7 +114,9 @@ export class EndpointProber {
     this.counters.scrapesTotal++;
     record.status.consecutiveFailures = 0;
     record.status.lastError = undefined;
-    if (epoch === record.failEpoch) this.setHealth(record, "ready", "probe succeeded");
+    if (epoch === record.failEpoch && record.status.health !== "draining") {
+      this.setHealth(record, "ready", "probe succeeded");
+    }
   }
 
   private probeFailed(record: EndpointRecord, error: string): void {
@@ -113,7 +125,9 @@ export class EndpointProber {
     this.counters.pollErrorsTotal++;
     status.consecutiveFailures++;
     status.lastError = error;
-    if (status.health === "ready" && status.consecutiveFailures >= this.options.unhealthyAfterFailures) {
+    if (status.health === "draining")
+      this.setHealth(record, "unhealthy", `went away while draining: ${error}`);
+    else if (status.health === "ready" && status.consecutiveFailures >= this.options.unhealthyAfterFailures) {
       this.setHealth(record, "unhealthy", error);
     }
   }

@@ -106,6 +106,12 @@ export class EndpointPool {
     if (record) this.prober.markFailed(record);
   }
 
+  /** `key` answered that it is shutting down: out of the candidates until it restarts (see `EndpointHealth`). */
+  markDraining(key: string): void {
+    const record = this.records.get(key);
+    if (record) this.prober.markDraining(record);
+  }
+
   /** True when `key` is unknown, never scraped, or its metrics are older than the staleness threshold. */
   isStale(key: string): boolean {
     const record = this.records.get(key);

@@ -4,9 +4,11 @@ import type { MetricsExtractor } from "./metrics-extractor.ts";
 
 /**
  * `pending`: never probed successfully; `ready`: a candidate; `unhealthy`: taken out by
- * consecutive probe failures or by the proxy (`markFailed`) until the next successful probe.
+ * consecutive probe failures or by the proxy (`markFailed`) until the next successful probe;
+ * `draining`: it answered that it is shutting down (`markDraining`), out until a probe fails (the
+ * server went away) and a later one succeeds (it came back).
  */
-export type EndpointHealth = "pending" | "ready" | "unhealthy";
+export type EndpointHealth = "pending" | "ready" | "unhealthy" | "draining";
 
 /** Diagnostics of one endpoint (read-only for callers). */
 export interface EndpointStatus {

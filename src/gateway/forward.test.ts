@@ -55,6 +55,36 @@ async function proxyTo(upstream: string, firstBytes: string[] = [], flusher?: St
 const sseUsage = `data: {"choices":[],"usage":{"prompt_tokens":9,"completion_tokens":2,"prompt_tokens_details":{"cached_tokens":4}}}\n\n`;
 
 describe("forward", () => {
+  it("takes a draining server's 503 rejected-shutting-down as unreachable, writing nothing to the client", async () => {
+    const upstream = await serve((req, res) => {
+      const draining = req.url === "/draining";
+      res.writeHead(503, {
+        "content-type": "application/json",
+        ...(draining ? { "x-llm-d-request-dropped-reason": "rejected-shutting-down" } : {}),
+      });
+      res.end('{"error":{"code":"shutting_down"}}');
+    });
+    const pool = new Pool(upstream);
+    const outcomes: ForwardOutcome[] = [];
+    const url = await serve((req, res) => {
+      const body = Buffer.from("{}");
+      const request = { path: req.url ?? "/", headers: {}, body, requestId: "r", endpointKey: "default/up" };
+      void forward(pool, { ...request, onFirstByte: () => {} }, res).then((o) => {
+        outcomes.push(o);
+        // The gateway would retry elsewhere; this proxy answers in its place.
+        if (o.kind === "unreachable") res.end("retried elsewhere");
+      });
+    });
+    const refused = await fetch(`${url}/draining`, { method: "POST" });
+    assert.deepEqual([refused.status, await refused.text()], [200, "retried elsewhere"]);
+    assert.equal(outcomes[0]?.kind, "unreachable");
+    assert.equal(outcomes[0]?.kind === "unreachable" && outcomes[0].draining, true);
+    const plain = await fetch(`${url}/other`, { method: "POST" });
+    assert.equal(plain.status, 503, "any other 503 passes through");
+    assert.match(await plain.text(), /shutting_down/);
+    assert.equal(outcomes[1]?.kind, "done");
+  });
+
   it("with a flusher, chunks held for the next tick still precede the error event of a failed stream", async () => {
     const upstream = await serve((_req, res) => {
       res.writeHead(200, { "content-type": "text/event-stream" });

@@ -17,8 +17,11 @@ import { BodyTail, findUsage } from "./usage.ts";
 
 /** What one attempt produced. */
 export type ForwardOutcome =
-  /** The endpoint could not be reached; nothing was sent to the client: try elsewhere. */
-  | { kind: "unreachable"; error: Error }
+  /**
+   * The endpoint could not be reached, or answered 503 `rejected-shutting-down` (it drains and did
+   * no work: `draining`); nothing was sent to the client: try elsewhere.
+   */
+  | { kind: "unreachable"; error: Error; draining?: true }
   /** The attempt ended (the client has its answer, or is gone). */
   | {
       kind: "done";
@@ -42,8 +45,9 @@ export interface ForwardRequest {
   /** Headers plugins added for the client response (llm-d's `response-headers` state). */
   responseHeaders?: ReadonlyMap<string, string> | undefined;
   /**
-   * Aborted when flow control evicts the request; its `reason` (an `LlmdError`, 429 `evicted`)
-   * answers the client: as an error body, or as an SSE error event once a stream started.
+   * Aborted when flow control evicts the request or the drain timeout passes; its `reason` (an
+   * `LlmdError`: 429 `evicted`, 503 `shutting_down`) answers the client: as an error body, or as an
+   * SSE error event once a stream started.
    */
   signal?: AbortSignal | undefined;
   /** Coalesces a stream's chunks after the first (the gateway's `streamFlushMs`); absent = write through. */
@@ -66,6 +70,11 @@ const UNREACHABLE_CODES = new Set([
   "UND_ERR_CONNECT_TIMEOUT",
 ]);
 const TIMEOUT_CODES = new Set(["UND_ERR_HEADERS_TIMEOUT", "UND_ERR_BODY_TIMEOUT"]);
+
+/** A model server's refusal while it drains: 503 with llm-d's dropped reason (`llmd sim` answers so). */
+function isDrainingRefusal(statusCode: number, headers: IncomingHttpHeaders): boolean {
+  return statusCode === 503 && headers["x-llm-d-request-dropped-reason"] === "rejected-shutting-down";
+}
 
 function errorCode(err: Error): string {
   return String((err as { code?: unknown }).code ?? "");
@@ -105,6 +114,8 @@ class ForwardHandler implements Dispatcher.DispatchHandler, Flushable {
   };
   private readonly resumeUpstream = (): void => this.controller?.resume();
   private evictedWith: LlmdError | undefined;
+  /** Set once the outcome is resolved; later upstream events (after a refusal's abort) are ignored. */
+  private settled = false;
   private readonly onEvict = (): void => {
     const reason = this.req.signal?.reason;
     // Flow control's own wire error when the signal's owner gave no LlmdError reason.
@@ -144,6 +155,11 @@ class ForwardHandler implements Dispatcher.DispatchHandler, Flushable {
   ): void {
     this.status = statusCode;
     this.headers = headers;
+    if (isDrainingRefusal(statusCode, headers)) {
+      this.finish({ kind: "unreachable", error: new Error("the endpoint is shutting down"), draining: true });
+      this.controller?.abort(new ClientGone("endpoint refused while draining"));
+      return;
+    }
     if (!String(headers["content-type"] ?? "").startsWith("text/event-stream")) return;
     this.tail = new BodyTail();
     if (!this.res.destroyed) {
@@ -156,6 +172,7 @@ class ForwardHandler implements Dispatcher.DispatchHandler, Flushable {
   }
 
   onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
+    if (this.settled) return;
     if (this.receivedBytes === 0) this.req.onFirstByte();
     this.receivedBytes += chunk.length;
     if (!this.tail) {
@@ -195,6 +212,7 @@ class ForwardHandler implements Dispatcher.DispatchHandler, Flushable {
   }
 
   onResponseEnd(): void {
+    if (this.settled) return;
     let usage: ResponseUsage | undefined;
     if (this.tail) {
       usage = findUsage(this.tail.buffer());
@@ -210,6 +228,7 @@ class ForwardHandler implements Dispatcher.DispatchHandler, Flushable {
   }
 
   onResponseError(_controller: Dispatcher.DispatchController, error: Error): void {
+    if (this.settled) return;
     if (this.evictedWith) {
       this.answerEvicted(this.evictedWith);
       return;
@@ -244,7 +263,8 @@ class ForwardHandler implements Dispatcher.DispatchHandler, Flushable {
       this.flush();
       endStreamWithError(this.res, error);
     } else sendError(this.res, error, { "x-llmd-endpoint": this.req.endpointKey });
-    this.finish({ kind: "done", cause: "evicted", status: error.status, usage: undefined });
+    const cause = error.code === "evicted" ? "evicted" : "error";
+    this.finish({ kind: "done", cause, status: error.status, usage: undefined });
   }
 
   private sendBuffered(body: Buffer): void {
@@ -257,6 +277,8 @@ class ForwardHandler implements Dispatcher.DispatchHandler, Flushable {
   }
 
   private finish(outcome: ForwardOutcome): void {
+    if (this.settled) return;
+    this.settled = true;
     this.req.flusher?.cancel(this);
     this.res.off("close", this.onClientClose);
     this.res.off("drain", this.resumeUpstream);

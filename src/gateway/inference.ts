@@ -15,6 +15,7 @@ import type { Placement } from "../lifecycle/placement.ts";
 import type { ResponseUsage, SchedulingContext, SchedulingRequest } from "../scheduler/framework/types.ts";
 import type { GatewayAdmission, Lease } from "./admission.ts";
 import { readBody } from "./body.ts";
+import type { GatewayDrain } from "./drain.ts";
 import { type ForwardOutcome, forward } from "./forward.ts";
 import { upstreamRequestHeaders, withPluginHeaders } from "./headers.ts";
 import type { InflightTracker } from "./inflight.ts";
@@ -38,6 +39,8 @@ export interface InferenceDeps {
   log: OperationalLog;
   /** Present when `streamFlushMs` > 0: coalesces streamed chunks after the first. */
   flusher: StreamFlusher | undefined;
+  /** The graceful shutdown: its signal cuts off what still runs at the drain timeout. */
+  drain: GatewayDrain;
 }
 
 const noEndpoints = (model: string) =>
@@ -107,8 +110,9 @@ class RequestFlow {
   private lease: Lease | undefined;
   private usage: ResponseUsage | undefined;
   /**
-   * Aborted (reason: 429 `evicted`) when flow control evicts this request. Only a queueing
-   * admission (flow control) evicts, so legacy admission's hot path allocates none.
+   * Aborted (reason: 429 `evicted`) when flow control evicts this request, or with the drain's
+   * `shutting_down` when the drain timeout passes. Only a queueing admission (flow control)
+   * evicts, so legacy admission's hot path allocates none and forwards under the drain's signal.
    */
   private readonly eviction: AbortController | undefined;
 
@@ -127,6 +131,7 @@ class RequestFlow {
 
   async run(candidates: readonly Endpoint[]): Promise<void> {
     this.deps.metrics.requestStarted(this.series);
+    const cutOff = this.eviction && this.followDrain(this.eviction);
     const admitted = await this.admit(candidates);
     if (admitted instanceof LlmdError) this.fail(admitted);
     else {
@@ -136,7 +141,16 @@ class RequestFlow {
       await this.attempts(admission.queues ? pool.candidates(this.request.model) : candidates);
       admitted.release(this.usage);
     }
+    if (cutOff) this.deps.drain.signal.removeEventListener("abort", cutOff);
     this.deps.metrics.requestEnded(this.series, this.elapsed(), this.ttft(), this.streaming);
+  }
+
+  /** Aborts `eviction` with the drain's reason when the drain timeout passes; returns the listener. */
+  private followDrain(eviction: AbortController): () => void {
+    const signal = this.deps.drain.signal;
+    const cutOff = () => eviction.abort(signal.reason);
+    signal.addEventListener("abort", cutOff, { once: true });
+    return cutOff;
   }
 
   /** Admission; while it may queue, leaving the client cancels the wait. */
@@ -182,7 +196,8 @@ class RequestFlow {
     const outcome = await this.dispatch(placement);
     if (outcome.kind === "unreachable") {
       lifecycle.complete(placement, "error", undefined);
-      this.deps.pool.markFailed(target.metadata.key);
+      if (outcome.draining && this.deps.pool.markDraining) this.deps.pool.markDraining(target.metadata.key);
+      else this.deps.pool.markFailed(target.metadata.key);
       return target.metadata.key;
     }
     lifecycle.complete(placement, outcome.cause, outcome.usage);
@@ -214,7 +229,7 @@ class RequestFlow {
             lifecycle.firstToken(placement);
           },
           responseHeaders: stateHeaders(ctx, RESPONSE_HEADERS_STATE_KEY),
-          signal: this.eviction?.signal,
+          signal: this.eviction?.signal ?? this.deps.drain.signal,
           flusher: this.deps.flusher,
         },
         this.res,

@@ -11,6 +11,7 @@ import { endpointPoolOptionsFromConfig, loadConfig, type RuntimeConfig } from ".
 import type { EndpointMetadata } from "../endpoints/endpoint.ts";
 import { EndpointPool, type EndpointPoolOptions } from "../endpoints/pool.ts";
 import type { TenantMap } from "../flow-control/identity.ts";
+import type { DrainOutcome } from "./drain.ts";
 import { type Gateway, startGateway } from "./server.ts";
 import type { GatewayOptions } from "./types.ts";
 
@@ -62,7 +63,15 @@ export interface Router {
   gateway: Gateway;
   pool: EndpointPool;
   config: RuntimeConfig;
-  /** Answers queued requests 503 `rejected-shutting-down`, stops the gateway, then discovery and scraping. */
+  /**
+   * Graceful shutdown (`Gateway.drain`: readiness 503, new and queued requests 503
+   * `rejected-shutting-down`, accepted ones finish within `timeoutMs`), then `close`.
+   */
+  drain(timeoutMs: number): Promise<DrainOutcome>;
+  /**
+   * Answers queued requests 503 `rejected-shutting-down`, stops the gateway, then discovery and
+   * scraping. Idempotent.
+   */
   close(): Promise<void>;
 }
 
@@ -107,17 +116,27 @@ export async function startRouter(options: RouterOptions): Promise<Router> {
     await pool.stop();
     throw err;
   }
-  return {
+  let closing: Promise<void> | undefined;
+  const router: Router = {
     url: gateway.url,
     port: gateway.port,
     gateway,
     pool,
     config,
-    close: async () => {
-      await gateway.close();
-      clearInterval(sweeper);
-      await store?.close();
-      await pool.stop();
+    drain: async (timeoutMs) => {
+      const outcome = await gateway.drain(timeoutMs);
+      await router.close();
+      return outcome;
+    },
+    close: () => {
+      closing ??= (async () => {
+        await gateway.close();
+        clearInterval(sweeper);
+        await store?.close();
+        await pool.stop();
+      })();
+      return closing;
     },
   };
+  return router;
 }

@@ -1,6 +1,7 @@
 /**
  * The gateway's HTTP front door on raw node:http: OpenAI inference paths are scheduled and
- * proxied; `/v1/models`, `/health`, `/ready` and `/metrics` are answered locally.
+ * proxied; `/v1/models`, `/health`, `/ready` and `/metrics` are answered locally. `drain()` is the
+ * graceful shutdown (drain.ts), `close()` the immediate one.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -13,6 +14,7 @@ import type { RequestScheduler } from "../scheduler/framework/types.ts";
 import { RequestLifecycle } from "../lifecycle/lifecycle.ts";
 import { createGatewayAdmission } from "./admission.ts";
 import { DEFAULT_MAX_BODY_BYTES } from "./body.ts";
+import { type DrainOutcome, GatewayDrain, shuttingDown } from "./drain.ts";
 import { handleInference, type InferenceDeps } from "./inference.ts";
 import { InflightTracker } from "./inflight.ts";
 import { ResponsesService, routeResponses } from "./responses-service.ts";
@@ -32,6 +34,14 @@ export interface Gateway {
   metrics: GatewayMetrics;
   /** The router's own in-flight count per endpoint. */
   inflight: InflightTracker;
+  /**
+   * Graceful shutdown: `/ready` turns 503, new inference requests and queued ones get 503
+   * `rejected-shutting-down`, accepted requests and streams run to their end for up to `timeoutMs`
+   * (the rest are answered `shutting_down`), then the gateway closes. Idempotent.
+   */
+  drain(timeoutMs: number): Promise<DrainOutcome>;
+  /** True once `drain` was called. */
+  readonly draining: boolean;
   /** Drops queued requests (503), stops accepting, aborts in-flight upstream requests, closes sockets. */
   close(): Promise<void>;
 }
@@ -73,7 +83,9 @@ const LOCAL_ROUTES: ReadonlyMap<string, LocalHandler> = new Map<string, LocalHan
     "/ready",
     (deps, res) => {
       const ready = deps.pool.candidates().length;
-      sendJson(res, ready > 0 ? 200 : 503, { ready, status: ready > 0 ? "ready" : "no ready endpoints" });
+      if (deps.drain.isDraining) sendJson(res, 503, { ready, status: "shutting down" });
+      else
+        sendJson(res, ready > 0 ? 200 : 503, { ready, status: ready > 0 ? "ready" : "no ready endpoints" });
     },
   ],
   ["/v1/models", (deps, res) => sendJson(res, 200, modelList(deps.pool))],
@@ -111,6 +123,25 @@ function route(
   if (!local) sendError(res, notFound(path));
   else if (method !== "GET" && method !== "HEAD") sendError(res, methodNotAllowed(method, path));
   else local(deps, res);
+}
+
+/**
+ * Every request is counted until its response closes. While draining, connections are not kept
+ * alive and every POST (the inference routes) is answered 503 `rejected-shutting-down`, so a
+ * load balancer retries it on another replica.
+ */
+function serve(deps: InferenceDeps, handle: (req: IncomingMessage, res: ServerResponse) => void) {
+  return (req: IncomingMessage, res: ServerResponse): void => {
+    deps.drain.track(res);
+    if (deps.drain.isDraining) {
+      res.shouldKeepAlive = false;
+      if (req.method === "POST") {
+        sendError(res, shuttingDown());
+        return;
+      }
+    }
+    handle(req, res);
+  };
 }
 
 function listen(server: Server, port: number, host: string): Promise<number> {
@@ -156,17 +187,18 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     maxAttempts: options.maxAttempts ?? 3,
     log: options.log ?? stderrLog("gateway"),
     flusher: streamFlusherFor(options.streamFlushMs),
+    drain: new GatewayDrain(),
   };
   const responses = options.responses && new ResponsesService(options.responses, options.admission?.tenants);
-  const server = createServer({ keepAliveTimeout: 65_000 }, (req, res) => route(deps, responses, req, res));
+  const server = createServer(
+    { keepAliveTimeout: 65_000 },
+    serve(deps, (req, res) => route(deps, responses, req, res)),
+  );
   const host = options.host ?? "127.0.0.1";
   const port = await listen(server, options.port ?? 8080, host);
-  return {
-    url: `http://${host.includes(":") ? `[${host}]` : host}:${port}`,
-    port,
-    metrics,
-    inflight,
-    close: async () => {
+  let closing: Promise<void> | undefined;
+  const close = (): Promise<void> => {
+    closing ??= (async () => {
       // Queued requests are answered 503 rejected-shutting-down before their sockets close.
       admission.shutdown();
       await new Promise((resolve) => setImmediate(resolve));
@@ -174,6 +206,22 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
       server.closeAllConnections();
       await upstreams.close();
       await closed;
+    })();
+    return closing;
+  };
+  return {
+    url: `http://${host.includes(":") ? `[${host}]` : host}:${port}`,
+    port,
+    metrics,
+    inflight,
+    get draining() {
+      return deps.drain.isDraining;
     },
+    drain: async (timeoutMs) => {
+      const outcome = await deps.drain.drain(timeoutMs, () => admission.shutdown());
+      await close();
+      return outcome;
+    },
+    close,
   };
 }

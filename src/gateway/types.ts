@@ -18,6 +18,8 @@ export interface GatewayPool extends PoolMetricsView {
   noteDispatched(key: string): void;
   /** `key` refused a connection: take it out of the candidates until it is healthy again. */
   markFailed(key: string): void;
+  /** `key` answered that it is shutting down: out of the candidates until it restarts. */
+  markDraining?(key: string): void;
   /** Union of served model names (for `/v1/models`). */
   models(): string[];
   /** Membership / health changes (flow control re-evaluates on them). */

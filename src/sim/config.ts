@@ -33,6 +33,17 @@ const duration = z.union([z.number(), z.string()]).transform((v, ctx) => {
   return ms;
 });
 
+/** A duration whose bare number means seconds (`drain-timeout`, as the router's flag). */
+const durationOrSeconds = z.union([z.number(), z.string()]).transform((v, ctx) => {
+  const seconds = typeof v === "number" || /^\s*\d+(\.\d+)?\s*$/.test(v);
+  const ms = seconds ? Number(v) * 1000 : parseDurationMs(v);
+  if (!Number.isFinite(ms) || ms < 0) {
+    ctx.addIssue({ code: "custom", message: `expected a duration like "30s", got ${JSON.stringify(v)}` });
+    return z.NEVER;
+  }
+  return ms;
+});
+
 const int = (min: number, max = Number.MAX_SAFE_INTEGER) => z.coerce.number().int().min(min).max(max);
 const stringList = z
   .union([z.string(), z.array(z.string())])
@@ -115,6 +126,7 @@ export const simConfigSchema = z
     "failure-types": z.array(z.enum(FAILURE_TYPES)).default([...FAILURE_TYPES]),
     "max-body-bytes": int(1).default(16 * 1024 * 1024),
     "stream-interval": int(1).default(1),
+    "drain-timeout": durationOrSeconds.default(30_000),
     ...Object.fromEntries(IGNORED_KEYS.map((k) => [k, z.unknown().optional()])),
   })
   .strict();

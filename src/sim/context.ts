@@ -12,6 +12,7 @@ import { FailureInjector } from "./failure.ts";
 import { SimMetrics } from "./metrics.ts";
 import { seededRandom } from "../core/random.ts";
 import { OutputPlanner } from "./output.ts";
+import { SimDrain } from "./drain.ts";
 
 /** A served name: the base model (no adapter) or a LoRA adapter. */
 export interface ServedModel {
@@ -26,6 +27,8 @@ export interface SimContext {
   readonly planner: OutputPlanner;
   readonly failures: FailureInjector;
   readonly tokenizer: Tokenizer;
+  /** The graceful shutdown: open requests and running generations. */
+  readonly drain: SimDrain;
   /** Longest prompt + output, tokens. */
   readonly maxModelLen: number;
   /** Name → what it serves; unknown names are absent. */
@@ -59,6 +62,7 @@ export function createSimContext(config: SimConfig): SimContext {
     planner: new OutputPlanner(config.mode, seed, resolved.maxModelLen),
     failures: new FailureInjector(config["failure-injection-rate"], config["failure-types"], random),
     tokenizer: defaultTokenizer,
+    drain: new SimDrain(),
     maxModelLen: resolved.maxModelLen,
     models,
     modelCards: modelCards(base, config["lora-modules"], resolved.maxModelLen),

@@ -9,7 +9,8 @@ import { LlmdError } from "../api/errors.ts";
 import type { SimConfig } from "./config.ts";
 import { createSimContext, type SimContext } from "./context.ts";
 import { handleGeneration } from "./handlers/generate.ts";
-import { handleHealth, handleMetrics, handleModels, handleTokenize } from "./handlers/info.ts";
+import { simShuttingDown } from "./drain.ts";
+import { handleHealth, handleMetrics, handleModels, handleReady, handleTokenize } from "./handlers/info.ts";
 import { sendError } from "./http.ts";
 
 /** A running simulator. */
@@ -18,6 +19,12 @@ export interface SimServer {
   url: string;
   port: number;
   context: SimContext;
+  /**
+   * Graceful shutdown (drain.ts): readiness 503, new generation requests 503
+   * `rejected-shutting-down`, running ones finish within `timeoutMs` (the rest are cut off with an
+   * explicit error), then `close`. Resolves with how many were cut off.
+   */
+  drain(timeoutMs: number): Promise<number>;
   /** Aborts in-flight requests, stops the engine loop and closes every connection. */
   close(): Promise<void>;
 }
@@ -41,6 +48,8 @@ const ROUTES = new Map<string, { method: string; handler: Handler }>(
     "/v1/models": { method: "GET", handler: (ctx, _req, res) => handleModels(ctx, res) },
     "/tokenize": { method: "POST", handler: handleTokenize },
     "/health": { method: "GET", handler: (_ctx, _req, res) => handleHealth(res) },
+    "/ready": { method: "GET", handler: (ctx, _req, res) => handleReady(ctx, res) },
+    "/health/ready": { method: "GET", handler: (ctx, _req, res) => handleReady(ctx, res) },
     "/metrics": { method: "GET", handler: (ctx, _req, res) => handleMetrics(ctx, res) },
   } satisfies Record<string, { method: string; handler: Handler }>),
 );
@@ -50,7 +59,7 @@ export async function startSimServer(config: SimConfig): Promise<SimServer> {
   const context = createSimContext(config);
   // Idle keep-alive connections live 65 s (Node's default is 5 s): a router reusing a connection just
   // as the server closes it sees "other side closed" before any response, a spurious 502.
-  const server = createServer({ keepAliveTimeout: 65_000 }, (req, res) => route(context, req, res));
+  const server = createServer({ keepAliveTimeout: 65_000 }, (req, res) => serve(context, req, res));
   server.on("clientError", (_err, socket) => {
     if (socket.writable) socket.end("HTTP/1.1 400 Bad Request\r\nconnection: close\r\n\r\n");
     else socket.destroy();
@@ -61,17 +70,44 @@ export async function startSimServer(config: SimConfig): Promise<SimServer> {
   });
   const { port } = server.address() as AddressInfo;
   const host = ["0.0.0.0", "::", ""].includes(config.host) ? "127.0.0.1" : config.host;
+  let closing: Promise<void> | undefined;
+  const close = (): Promise<void> => {
+    closing ??= new Promise<void>((resolve) => {
+      context.driver.close();
+      server.close(() => resolve());
+      server.closeAllConnections();
+    });
+    return closing;
+  };
   return {
     url: `http://${host.includes(":") ? `[${host}]` : host}:${port}`,
     port,
     context,
-    close: () =>
-      new Promise<void>((resolve) => {
-        context.driver.close();
-        server.close(() => resolve());
-        server.closeAllConnections();
-      }),
+    drain: async (timeoutMs) => {
+      const cutOff = await context.drain.drain(timeoutMs);
+      // Cut-off answers are flushed before the sockets close.
+      await new Promise((resolve) => setImmediate(resolve));
+      await close();
+      return cutOff;
+    },
+    close,
   };
+}
+
+/**
+ * Counts every request until its response closes. While draining, connections are not kept alive
+ * and generation requests (the POST routes under `/v1/`) get 503 `rejected-shutting-down`.
+ */
+function serve(ctx: SimContext, req: IncomingMessage, res: ServerResponse): void {
+  ctx.drain.track(res);
+  if (ctx.drain.isDraining) {
+    res.shouldKeepAlive = false;
+    if (req.method === "POST" && req.url?.startsWith("/v1/")) {
+      sendError(res, simShuttingDown());
+      return;
+    }
+  }
+  route(ctx, req, res);
 }
 
 function route(ctx: SimContext, req: IncomingMessage, res: ServerResponse): void {

@@ -30,6 +30,10 @@ test("a bad numeric flag names the flag and the value", () => {
     /^llmd: invalid_option: --port: expected an integer >= 0, got "abc"$/,
   );
   assertOneLine(run("up", "--replicas", "0"), /^llmd: invalid_option: --replicas: expected an integer >= 1/);
+  assertOneLine(
+    run("router", "--drain-timeout", "soon", "--endpoints", "http://127.0.0.1:1"),
+    /^llmd: invalid_option: --drain-timeout: expected a duration like "30s" or a number of seconds, got "soon"$/,
+  );
 });
 
 test("an invalid config names the catalogue code and the offending path", () => {

@@ -151,6 +151,26 @@ describe("EndpointPool health", () => {
     assert.equal(pool.candidates().length, 1);
   });
 
+  it("markDraining keeps an endpoint out while it answers probes, until it goes away and comes back", async (t) => {
+    const engine = await new FakeEngine().start();
+    const pool = poolFor([engine.url], { scrapeIntervalMs: 0 });
+    t.after(() => Promise.all([pool.stop(), engine.stop()]));
+    await pool.start();
+    const key = pool.all()[0]!.metadata.key;
+    pool.markDraining(key);
+    assert.equal(pool.get(key)!.status.health, "draining");
+    await pool.refresh();
+    assert.equal(pool.get(key)!.status.health, "draining", "a draining server still answers scrapes");
+    assert.equal(pool.candidates().length, 0);
+    await engine.stop();
+    await pool.refresh();
+    assert.equal(pool.get(key)!.status.health, "unhealthy", "it exited");
+    await engine.start();
+    await pool.refresh();
+    assert.equal(pool.get(key)!.status.health, "ready", "the restarted server is a candidate again");
+    assert.equal(pool.candidates().length, 1);
+  });
+
   it("keeps a never-reachable endpoint pending and out of the candidates", async () => {
     const engine = await new FakeEngine().start();
     await engine.stop();

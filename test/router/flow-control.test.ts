@@ -192,6 +192,20 @@ describe("router flow control", () => {
     await blocker;
   });
 
+  it("on drain, answers queued requests 503 rejected-shutting-down at once and lets the running one finish", async () => {
+    const router = await boot(flowConfig(), {}, "300ms");
+    const blocker = post(router, "chat", { maxTokens: 50 });
+    await eventually(async () => router.gateway.inflight.total() === 1);
+    const queued = post(router, "chat");
+    await untilQueued(router, 1);
+    const drained = router.drain(30_000);
+    const answer = await queued;
+    assert.deepEqual([answer.status, answer.reason], [503, "rejected-shutting-down"]);
+    assert.equal((await blocker).status, 200, "the dispatched request is served");
+    assert.deepEqual(await drained, { cutOff: 0 });
+    routers.length = 0;
+  });
+
   it("evicts an in-flight sheddable request for a blocked higher band: 429 evicted", async () => {
     const router = await boot(flowConfig("  enableEviction: true"), {}, "500ms");
     const batch = post(router, "batch");

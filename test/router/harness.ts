@@ -3,6 +3,7 @@
  * (config loader, endpoint pool, gateway), plus a Prometheus text reader.
  */
 import { type ChildProcess, spawn } from "node:child_process";
+import { once } from "node:events";
 import { fileURLToPath } from "node:url";
 import { parseEndpointList } from "../../src/endpoints/sources/static-source.ts";
 import { type Router, type RouterOptions, startRouter } from "../../src/gateway/router.ts";
@@ -110,4 +111,45 @@ export async function spawnSim(extraArgs: readonly string[] = []): Promise<SimPr
     if (url) return { url, child };
   }
   throw new Error(`llmd sim exited before listening: ${seen}`);
+}
+
+/** A `llmd router` running as its own process (`bin/llmd.js`, as installed). */
+export interface RouterProcess {
+  url: string;
+  port: number;
+  child: ChildProcess;
+  /** Everything it wrote to stderr so far. */
+  stderr: () => string;
+}
+
+const CLI_BIN = fileURLToPath(new URL("../../bin/llmd.js", import.meta.url));
+
+/**
+ * Spawns `llmd router --host 127.0.0.1 --port <port> …args` (port 0 = any free port) and resolves
+ * with the URL it prints once listening.
+ */
+export async function spawnRouter(args: readonly string[], port = 0): Promise<RouterProcess> {
+  const child = spawn(
+    process.execPath,
+    [CLI_BIN, "router", "--host", "127.0.0.1", "--port", String(port), ...args],
+    { stdio: ["ignore", "pipe", "pipe"] },
+  );
+  let stderr = "";
+  child.stderr?.on("data", (chunk: Buffer) => {
+    stderr += chunk.toString();
+  });
+  let seen = "";
+  for await (const chunk of child.stdout as AsyncIterable<Buffer>) {
+    seen += chunk.toString();
+    const url = /listening on (http:\/\/\S+)/.exec(seen)?.[1];
+    if (url) return { url, port: Number(new URL(url).port), child, stderr: () => stderr };
+  }
+  throw new Error(`llmd router exited before listening: ${seen}${stderr}`);
+}
+
+/** Resolves with the exit code (or signal name) of `child`, at once when it already exited. */
+export async function exitOf(child: ChildProcess): Promise<number | string> {
+  if (child.exitCode !== null || child.signalCode !== null) return child.exitCode ?? String(child.signalCode);
+  const [code, signal] = (await once(child, "exit")) as [number | null, string | null];
+  return code ?? String(signal);
 }

@@ -4,6 +4,7 @@ import { once } from "node:events";
 import { readFile } from "node:fs/promises";
 import { describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
+import OpenAI from "openai";
 
 /** The installed `llmd` command (`npx llmd`): tsx registered in-process, nothing in execArgv. */
 const CLI_BIN = fileURLToPath(new URL("../../bin/llmd.js", import.meta.url));
@@ -84,6 +85,30 @@ describe("llmd up", () => {
     assert.equal(events.length, 3, events.join("\n"));
 
     up.kill("SIGTERM");
+    const [code] = await once(up, "exit");
+    assert.equal(code, 0);
+    for (const pid of children) assert.equal(await running(pid), false, `child ${pid} outlived llmd up`);
+  });
+
+  it("SIGTERM drains: a stream in flight through the router completes, then every process exits", async () => {
+    const { up, url, children } = await startUp(2, ["--speed", "1"]);
+    const client = new OpenAI({ baseURL: `${url}/v1`, apiKey: "unused", maxRetries: 0 });
+    const stream = await client.completions.create({
+      model: "meta-llama/Llama-3.1-8B-Instruct",
+      prompt: "drain me",
+      max_tokens: 300,
+      stream: true,
+      stream_options: { include_usage: true },
+      ignore_eos: true,
+    } as OpenAI.CompletionCreateParamsStreaming);
+    const chunks = stream[Symbol.asyncIterator]();
+    assert.equal((await chunks.next()).done, false, "the stream started");
+    up.kill("SIGTERM");
+    let tokens = -1;
+    for (let r = await chunks.next(); !r.done; r = await chunks.next()) {
+      if (r.value.usage) tokens = r.value.usage.completion_tokens;
+    }
+    assert.equal(tokens, 300, "the stream ran to its end through the drain");
     const [code] = await once(up, "exit");
     assert.equal(code, 0);
     for (const pid of children) assert.equal(await running(pid), false, `child ${pid} outlived llmd up`);

@@ -13,6 +13,7 @@ import { DEFAULT_STORE_PATH } from "../../responses/open.ts";
 import { LlmdError } from "../../api/errors.ts";
 import { parseDurationMs } from "../../core/units.ts";
 import { numberFlag } from "../flags.ts";
+import { drainOnSignals, drainTimeoutMs, withDrainTimeout } from "../shutdown.ts";
 
 /** Parsed `llmd router` flags. */
 interface RouterFlags extends GatewayFlags {
@@ -23,6 +24,7 @@ interface RouterFlags extends GatewayFlags {
   host: string;
   allowExperimentalPlugins?: boolean;
   maxBodyBytes: string;
+  drainTimeout: string;
 }
 
 /** Gateway flags shared by `llmd router` and `llmd up`. */
@@ -100,19 +102,19 @@ export function withGatewayFlags(command: Command): Command {
     .option("--responses-ttl <duration>", "how long stored responses are kept", "720h");
 }
 
-/** Stops `router` on SIGINT/SIGTERM, then runs `afterStop` and exits 0. */
-export function stopOnSignals(router: Router, afterStop: () => Promise<void> = async () => {}): void {
-  let stopping = false;
-  const stop = () => {
-    if (stopping) return;
-    stopping = true;
-    void router
-      .close()
-      .then(afterStop)
-      .then(() => process.exit(0));
-  };
-  process.once("SIGINT", stop);
-  process.once("SIGTERM", stop);
+/**
+ * Drains `router` on the first SIGINT/SIGTERM (accepted requests get up to `drainMs`), then runs
+ * `afterStop` and exits 0; a second signal exits at once.
+ */
+export function stopOnSignals(
+  router: Router,
+  drainMs: number,
+  afterStop: () => Promise<void> = async () => {},
+): void {
+  drainOnSignals("llmd router", async () => {
+    await router.drain(drainMs);
+    await afterStop();
+  });
 }
 
 /** Registers `llmd router`. */
@@ -133,7 +135,8 @@ export function registerRouter(program: Command): void {
     .option("--host <addr>", "address to bind", "0.0.0.0")
     .option("--allow-experimental-plugins", "allow alpha plugins in the config")
     .option("--max-body-bytes <n>", "largest request body; bigger gets 413", String(DEFAULT_MAX_BODY_BYTES));
-  withGatewayFlags(command).action(async (flags: RouterFlags) => {
+  withDrainTimeout(withGatewayFlags(command)).action(async (flags: RouterFlags) => {
+    const drainMs = drainTimeoutMs(flags);
     const endpoints = flags.endpoints ? parseEndpointList(flags.endpoints) : endpointsFromEnv();
     const router = await startRouter({
       ...(flags.config ? { config: { path: flags.config } } : {}),
@@ -146,6 +149,6 @@ export function registerRouter(program: Command): void {
       ...gatewayOptions(flags),
     });
     process.stdout.write(`llmd router listening on http://127.0.0.1:${router.port}\n`);
-    stopOnSignals(router);
+    stopOnSignals(router, drainMs);
   });
 }

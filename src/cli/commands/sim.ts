@@ -1,12 +1,14 @@
 /**
  * `llmd sim`: the vLLM-compatible simulator server. Flags carry llm-d-inference-sim's names; `--config`
  * reads the same keys from YAML and flags given on the command line override it. Prints
- * `llmd sim listening on <url>` on stdout once bound. When spawned with an IPC channel it exits as soon
- * as the channel closes (the parent died), so no simulator outlives `llmd up`.
+ * `llmd sim listening on <url>` on stdout once bound. SIGTERM/SIGINT drain it (`--drain-timeout`); a
+ * second signal exits at once. When spawned with an IPC channel it exits as soon as the channel
+ * closes (the parent died), so no simulator outlives `llmd up`.
  */
 import type { Command } from "commander";
 import { FAILURE_TYPES, parseSimConfig, readSimConfigFile } from "../../sim/config.ts";
 import { startSimServer } from "../../sim/server.ts";
+import { drainOnSignals } from "../shutdown.ts";
 
 const FLAGS: [flags: string, description: string][] = [
   ["--config <file>", "YAML file with the same keys as these flags (flags win)"],
@@ -47,6 +49,10 @@ const FLAGS: [flags: string, description: string][] = [
   ["--failure-types <types...>", `failure kinds to inject: ${FAILURE_TYPES.join(", ")}`],
   ["--max-body-bytes <n>", "largest request body; bigger gets 413 (default 16777216)"],
   [
+    "--drain-timeout <dur>",
+    "on SIGTERM/SIGINT, how long running requests may finish before exit (Go duration or seconds; default 30s)",
+  ],
+  [
     "--stream-interval <n>",
     "stream every n tokens (the first token and the last chunk at once), as vLLM's (default 1)",
   ],
@@ -68,11 +74,11 @@ export function registerSim(program: Command): void {
     }
     const server = await startSimServer(parsed.config);
     process.stdout.write(`llmd sim listening on ${server.url}\n`);
-    const stop = () => void server.close().then(() => process.exit(0));
-    process.once("SIGINT", stop);
-    process.once("SIGTERM", stop);
-    // Started with an IPC channel (by `llmd up`): its closing means the parent is gone, even SIGKILLed.
-    if (process.channel) process.once("disconnect", stop);
+    const drainMs = parsed.config["drain-timeout"];
+    drainOnSignals("llmd sim", () => server.drain(drainMs).then(() => {}));
+    // Started with an IPC channel (by `llmd up`): its closing means the parent is gone, even
+    // SIGKILLed, and with it every client: stop at once.
+    if (process.channel) process.once("disconnect", () => void server.close().then(() => process.exit(0)));
   });
 }
 

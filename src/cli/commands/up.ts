@@ -1,6 +1,7 @@
 /**
  * `llmd up` (what `npm start` runs): N `llmd sim` replicas as child processes, then the router in
- * front of them with the default config. Ctrl-C / SIGTERM stops the router and every child.
+ * front of them with the default config. Ctrl-C / SIGTERM drains the router, then stops every child
+ * (each drains too); a second signal exits at once.
  */
 import type { Command } from "commander";
 import { parseEndpointList } from "../../endpoints/sources/static-source.ts";
@@ -8,6 +9,10 @@ import { startRouter } from "../../gateway/router.ts";
 import { startSimReplicas } from "../sim-replicas.ts";
 import { type GatewayFlags, gatewayOptions, stopOnSignals, withGatewayFlags } from "./router.ts";
 import { numberFlag } from "../flags.ts";
+import { drainTimeoutMs, withDrainTimeout } from "../shutdown.ts";
+
+/** How long past their drain timeout simulators get to exit before SIGKILL. */
+const SIM_STOP_MARGIN_MS = 5000;
 
 /** Parsed `llmd up` flags. */
 interface UpFlags extends GatewayFlags {
@@ -20,6 +25,7 @@ interface UpFlags extends GatewayFlags {
   simBasePort: string;
   config?: string;
   allowExperimentalPlugins?: boolean;
+  drainTimeout: string;
 }
 
 function curlExample(url: string, model: string): string {
@@ -28,6 +34,7 @@ function curlExample(url: string, model: string): string {
 }
 
 async function up(flags: UpFlags): Promise<void> {
+  const drainMs = drainTimeoutMs(flags);
   const sims = await startSimReplicas({
     replicas: numberFlag("replicas", flags.replicas, { min: 1, integer: true }),
     basePort: numberFlag("sim-base-port", flags.simBasePort, { integer: true }),
@@ -42,6 +49,8 @@ async function up(flags: UpFlags): Promise<void> {
       flags.streamInterval,
       "--host",
       "127.0.0.1",
+      "--drain-timeout",
+      `${drainMs}ms`,
     ],
   });
   let router: Awaited<ReturnType<typeof startRouter>>;
@@ -63,7 +72,9 @@ async function up(flags: UpFlags): Promise<void> {
     `llmd up: ${sims.urls.length} simulators (${sims.urls.join(", ")})\n` +
       `llmd router listening on ${url}\n\nTry:\n  ${curlExample(url, flags.model)}\n\nCtrl-C stops everything.\n`,
   );
-  stopOnSignals(router, () => sims.stop());
+  // The router drains first, so the simulators finish what it sent them; then they drain too
+  // (nothing new reaches them) and get the same timeout before being killed.
+  stopOnSignals(router, drainMs, () => sims.stop(drainMs + SIM_STOP_MARGIN_MS));
 }
 
 /** Registers `llmd up`. */
@@ -80,5 +91,5 @@ export function registerUp(program: Command): void {
     .option("--sim-base-port <n>", "first simulator port (replica i on base+i); 0 = any free ports", "8001")
     .option("--config <file>", "EndpointPickerConfig YAML (default: prefix-aware + load-aware)")
     .option("--allow-experimental-plugins", "allow alpha plugins in the config");
-  withGatewayFlags(command).action(up);
+  withDrainTimeout(withGatewayFlags(command)).action(up);
 }

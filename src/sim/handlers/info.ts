@@ -1,6 +1,6 @@
 /**
- * The small endpoints: `GET /v1/models`, `GET /health`, `POST /tokenize` (vLLM's shape) and
- * `GET /metrics` (Prometheus text).
+ * The small endpoints: `GET /v1/models`, `GET /health`, `GET /ready`, `POST /tokenize` (vLLM's
+ * shape) and `GET /metrics` (Prometheus text).
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { badRequest, LlmdError } from "../../api/errors.ts";
@@ -19,6 +19,15 @@ export function handleModels(ctx: SimContext, res: ServerResponse): void {
 export function handleHealth(res: ServerResponse): void {
   res.writeHead(200, { "content-length": 0 });
   res.end();
+}
+
+/**
+ * `GET /ready` and `/health/ready` (llm-d-inference-sim's readiness path): 200 while serving, 503
+ * once draining, so a load balancer stops sending while `/health` (liveness) stays 200.
+ */
+export function handleReady(ctx: SimContext, res: ServerResponse): void {
+  if (ctx.drain.isDraining) sendJson(res, 503, { status: "shutting down" });
+  else sendJson(res, 200, { status: "ready" });
 }
 
 /** `GET /metrics`. */

@@ -1,15 +1,16 @@
 /**
  * One admitted generation request in flight: submits it to the engine driver, turns step outputs
  * into SSE chunks (or one JSON body at the end), records latency metrics in engine time, and aborts
- * the engine request the moment the client goes away.
+ * the engine request the moment the client goes away or the drain timeout cuts it off.
  */
 import type { ServerResponse } from "node:http";
-import { LlmdError } from "../../api/errors.ts";
+import { LlmdError, toOpenAIError } from "../../api/errors.ts";
 import type { GenerationRequest, Usage } from "../../api/openai.ts";
 import type { StepOutput } from "../../engine/types.ts";
 import type { SimContext } from "../context.ts";
+import type { Interruptible } from "../drain.ts";
 import type { OutputSink } from "../driver.ts";
-import { sendError, sendJson, startSse } from "../http.ts";
+import { sendError, sendJson, sseData, startSse } from "../http.ts";
 import { type PlannedOutput, tokensText } from "../output.ts";
 import type { ResponseFormat, ResponseHead, StreamEncoder } from "./format.ts";
 
@@ -22,7 +23,7 @@ export interface Admitted {
 }
 
 /** Streams or collects one request's output; single use. */
-export class GenerationRun implements OutputSink {
+export class GenerationRun implements OutputSink, Interruptible {
   private readonly head: ResponseHead;
   /** The SSE text of a streamed response; undefined when not streaming. */
   private readonly encoder: StreamEncoder | undefined;
@@ -65,6 +66,7 @@ export class GenerationRun implements OutputSink {
       return;
     }
     this.res.on("close", this.onClose);
+    this.ctx.drain.started(this);
     if (this.encoder) {
       startSse(this.res);
       const opening = this.encoder.open();
@@ -112,6 +114,7 @@ export class GenerationRun implements OutputSink {
 
   private finish(generated: number, atMs: number): void {
     this.done = true;
+    this.ctx.drain.ended(this);
     const { output, promptIds } = this.job;
     this.ctx.metrics.finished(
       output.finishReason,
@@ -134,11 +137,23 @@ export class GenerationRun implements OutputSink {
     };
   }
 
-  private readonly onClose = (): void => {
+  /** Cut off by the drain timeout: an SSE error event once streaming, else the error body. */
+  interrupt(error: LlmdError): void {
     if (this.done) return;
+    this.abort();
+    if (this.res.headersSent) this.res.end(sseData(toOpenAIError(error).body));
+    else sendError(this.res, error);
+  }
+
+  private readonly onClose = (): void => {
+    if (!this.done) this.abort();
+  };
+
+  private abort(): void {
     this.done = true;
+    this.ctx.drain.ended(this);
     this.ctx.driver.abort(this.head.id);
     const elapsedS = (this.ctx.driver.now() - this.arrivalMs) / 1000;
     this.ctx.metrics.finished("abort", elapsedS, this.job.promptIds.length, this.generated);
-  };
+  }
 }
