@@ -6,6 +6,6 @@ export const definition = defineRoleFilter({
   type: "decode-filter",
   stability: "beta",
   description: "Keeps decode-capable endpoints (llm-d.ai/role) and unlabeled ones",
-  roles: ["decode", "prefill-decode", "both", "encode-prefill-decode", "encode-decode"],
+  roles: ["decode", "prefill-decode", "both", "encode-prefill-decode"],
   keepUnlabeled: true,
 });

@@ -6,6 +6,6 @@ export const definition = defineRoleFilter({
   type: "encode-filter",
   stability: "beta",
   description: "Keeps encode-capable endpoints (llm-d.ai/role); unlabeled endpoints are dropped",
-  roles: ["encode", "encode-prefill", "encode-prefill-decode", "encode-decode"],
+  roles: ["encode", "encode-prefill", "encode-prefill-decode"],
   keepUnlabeled: false,
 });
