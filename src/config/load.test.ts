@@ -101,12 +101,12 @@ test("duplicate names, unknown and unimplemented types", () => {
     /duplicate plugin name "queue-scorer"/,
   );
   assert.match(issuesOf(doc("plugins: [{type: magic-scorer}]")).join(), /unknown plugin type "magic-scorer"/);
-  const result = parseConfig(doc("plugins: [{type: disagg-profile-handler, name: pd}]"));
+  const result = parseConfig(doc("plugins: [{type: pd-profile-handler, name: pd}]"));
   assert.ok(!result.ok);
-  assert.equal(result.issues[0]!.unimplementedType, "disagg-profile-handler");
+  assert.equal(result.issues[0]!.unimplementedType, "pd-profile-handler");
   assert.match(
     result.issues[0]!.message,
-    /plugin "pd": type "disagg-profile-handler" is not implemented in llmd \(prefill\/decode and encode disaggregation \(not built/,
+    /plugin "pd": type "pd-profile-handler" is not implemented in llmd \(P\/D beyond disagg-profile-handler \(not built/,
   );
 });
 

@@ -6,16 +6,12 @@
 
 const groups: readonly [string, readonly string[]][] = [
   [
-    "prefill/decode and encode disaggregation (not built: needs the P/D sidecar protocol)",
+    "P/D beyond disagg-profile-handler (not built: deprecated P/D handlers, the coordinator's header handler, P2P KV pull, DisaggregatedSet rollouts)",
     [
-      "disagg-profile-handler",
       "pd-profile-handler",
       "header-profile-handler",
       "disagg-headers-handler",
       "prefill-header-handler",
-      "prefix-based-pd-decider",
-      "always-disagg-pd-decider",
-      "always-disagg-multimodal-decider",
       "p2p-source-producer",
       "disaggregatedset-rollout-screener",
     ],
@@ -33,10 +29,6 @@ const groups: readonly [string, readonly string[]][] = [
     ["mm-embeddings-cache-producer", "mm-embeddings-cache-scorer"],
   ],
   ["GPU telemetry (not built: needs an NVIDIA DCGM exporter source)", ["dcgm-data-source", "dcgm-extractor"]],
-  [
-    "topology affinity (not built: needs host/rack/zone labels and a P/D peer endpoint)",
-    ["topology-extractor", "topology-affinity-scorer", "topology-affinity-filter"],
-  ],
   ["burst (RL rollout group) batching onto shared replicas (not built)", ["burst-prefix-cache-producer"]],
   [
     "multi-cluster routing with clusters as endpoints (not built)",

@@ -31,8 +31,9 @@ test("--json: stability, kinds and JSON-schema parameters; unimplemented llm-d t
   assert.equal(picker.parameters.properties.maxNumOfEndpoints!.default, 1);
   assert.deepEqual((byType.get("utilization-filter") as { kinds: string[] }).kinds, ["filter"]);
   const planned = Object.entries(out.planned as Record<string, string[]>);
-  const pd = planned.find(([, types]) => types.includes("disagg-profile-handler"));
-  assert.match(pd?.[0] ?? "", /^prefill\/decode and encode disaggregation \(not built/);
+  const pd = planned.find(([, types]) => types.includes("pd-profile-handler"));
+  assert.match(pd?.[0] ?? "", /^P\/D beyond disagg-profile-handler \(not built/);
+  assert.ok(!planned.some(([, types]) => types.includes("disagg-profile-handler")), "built, so not planned");
   const discovery = byType.get("file-discovery") as { stability: string; parameters: { required: string[] } };
   assert.equal(discovery.stability, "beta");
   assert.deepEqual(discovery.parameters.required, ["path"]);

@@ -37,6 +37,7 @@ const SUFFIX_KINDS: Readonly<Record<string, string>> = {
   policy: "flow-control-policy",
   detector: "saturation-detector",
   admitter: "admitter",
+  decider: "decider",
 };
 
 /** Extension points of a definition: llm-d's naming convention plus what a default instance implements. */

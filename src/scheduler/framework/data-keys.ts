@@ -14,6 +14,15 @@ export const IN_FLIGHT_LOAD = "InFlightLoad";
 export const SESSION_ID = "SessionID";
 /** The request's session state before it (`ctx.state`), see {@link SessionState}. */
 export const SESSION_STATE = "SessionState";
+/** Per-endpoint placement (`ctx.state`, a `ReadonlyMap<endpointKey, Topology>`), see {@link Topology}. */
+export const TOPOLOGY = "Topology";
+
+/**
+ * Request attribute holding the `Endpoint` a P/D handler picked in an earlier stage (the decode
+ * pick before the prefill profile runs, or the prefill pick before decode in prefill-first order),
+ * for plugins of the later profile to compare against (llm-d's `peer-endpoint`).
+ */
+export const PEER_ENDPOINT_ATTRIBUTE = "peer-endpoint";
 
 /**
  * `ctx.state` key of a `Map<string, string>` of headers (lower-case names) that plugins add to the
@@ -76,6 +85,14 @@ export interface PrefixCacheMatchInfo {
   totalBlocks: number;
   /** Tokens per block. */
   blockSizeTokens: number;
+}
+
+/** Where an endpoint runs, as `topology-extractor` publishes it; a missing field never matches. */
+export interface Topology {
+  hostname?: string;
+  rack?: string;
+  zone?: string;
+  region?: string;
 }
 
 /** A session's state as `session-state-producer` publishes it (llm-d's fields). */

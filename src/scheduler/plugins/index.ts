@@ -13,9 +13,12 @@
 import type { AnyPluginDefinition } from "../../plugin/registry.ts";
 import { definition as activeRequestScorer } from "./active-request-scorer/index.ts";
 import { definition as agentIdentity } from "./agent-identity/index.ts";
+import { definition as alwaysDisaggMultimodalDecider } from "./always-disagg-multimodal-decider/index.ts";
+import { definition as alwaysDisaggPdDecider } from "./always-disagg-pd-decider/index.ts";
 import { definition as approxPrefixCacheProducer } from "./approx-prefix-cache-producer/index.ts";
 import { definition as dataParallelProfileHandler } from "./data-parallel-profile-handler/index.ts";
 import { definition as decodeFilter } from "./decode-filter/index.ts";
+import { definition as disaggProfileHandler } from "./disagg-profile-handler/index.ts";
 import { definition as encodeFilter } from "./encode-filter/index.ts";
 import { definition as inflightLoadProducer } from "./inflight-load-producer/index.ts";
 import { definition as kvCacheUtilizationScorer } from "./kv-cache-utilization-scorer/index.ts";
@@ -25,6 +28,7 @@ import { definition as loraAffinityScorer } from "./lora-affinity-scorer/index.t
 import { definition as maxScorePicker } from "./max-score-picker/index.ts";
 import { definition as noHitLruScorer } from "./no-hit-lru-scorer/index.ts";
 import { definition as prefillFilter } from "./prefill-filter/index.ts";
+import { definition as prefixBasedPdDecider } from "./prefix-based-pd-decider/index.ts";
 import { definition as prefixCacheAffinityFilter } from "./prefix-cache-affinity-filter/index.ts";
 import { definition as prefixCacheScorer } from "./prefix-cache-scorer/index.ts";
 import { definition as priorityHeadroomFilter } from "./priority-headroom-filter/index.ts";
@@ -40,6 +44,9 @@ import { definition as sessionStateProducer } from "./session-state-producer/ind
 import { definition as singleProfileHandler } from "./single-profile-handler/index.ts";
 import { definition as tokenLoadScorer } from "./token-load-scorer/index.ts";
 import { definition as tokenProducer } from "./token-producer/index.ts";
+import { definition as topologyAffinityFilter } from "./topology-affinity-filter/index.ts";
+import { definition as topologyAffinityScorer } from "./topology-affinity-scorer/index.ts";
+import { definition as topologyExtractor } from "./topology-extractor/index.ts";
 import { definition as utilizationFilter } from "./utilization-filter/index.ts";
 import { definition as weightedRandomPicker } from "./weighted-random-picker/index.ts";
 
@@ -47,9 +54,12 @@ import { definition as weightedRandomPicker } from "./weighted-random-picker/ind
 export const schedulingPlugins: readonly AnyPluginDefinition[] = [
   activeRequestScorer,
   agentIdentity,
+  alwaysDisaggMultimodalDecider,
+  alwaysDisaggPdDecider,
   approxPrefixCacheProducer,
   dataParallelProfileHandler,
   decodeFilter,
+  disaggProfileHandler,
   encodeFilter,
   inflightLoadProducer,
   kvCacheUtilizationScorer,
@@ -59,6 +69,7 @@ export const schedulingPlugins: readonly AnyPluginDefinition[] = [
   maxScorePicker,
   noHitLruScorer,
   prefillFilter,
+  prefixBasedPdDecider,
   prefixCacheAffinityFilter,
   prefixCacheScorer,
   priorityHeadroomFilter,
@@ -74,6 +85,9 @@ export const schedulingPlugins: readonly AnyPluginDefinition[] = [
   singleProfileHandler,
   tokenLoadScorer,
   tokenProducer,
+  topologyAffinityFilter,
+  topologyAffinityScorer,
+  topologyExtractor,
   utilizationFilter,
   weightedRandomPicker,
 ];

@@ -9,11 +9,11 @@
  * `primaryPort` is validated and kept for config compatibility.
  */
 import { z } from "zod";
-import type { Endpoint } from "../../../endpoints/endpoint.ts";
 import { UPSTREAM_HEADERS_STATE_KEY } from "../../framework/data-keys.ts";
 import type { PreRequest, SchedulingContext, SchedulingResult } from "../../framework/types.ts";
 import type { PluginDefinition } from "../../../plugin/types.ts";
 import { chosenFor } from "../shared/chosen-endpoints.ts";
+import { hostPort } from "../shared/host-port.ts";
 import { SingleProfileHandler } from "../shared/single-profile.ts";
 import { setStateHeader } from "../shared/state-headers.ts";
 
@@ -31,14 +31,10 @@ const parameters = z
   })
   .prefault({});
 
+export { hostPort };
+
 /** Validated parameters. */
 export type DataParallelParams = z.output<typeof parameters>;
-
-/** `address:port` of an endpoint, bracketing IPv6 addresses. */
-export function hostPort(endpoint: Endpoint): string {
-  const { address, port } = endpoint.metadata;
-  return address.includes(":") ? `[${address}]:${port}` : `${address}:${port}`;
-}
 
 /** The single-profile handler plus the picked rank's header. */
 class DataParallelProfileHandler extends SingleProfileHandler implements PreRequest {
