@@ -6,6 +6,7 @@
 import { readFileSync } from "node:fs";
 import { parse as parseYaml } from "yaml";
 import { z } from "zod";
+import { kvEventsConfigSchema } from "./kv-events-config.ts";
 
 const GO_DURATION = /(\d+(?:\.\d+)?)(ns|us|µs|ms|s|m|h)/gy;
 const UNIT_MS: Record<string, number> = { ns: 1e-6, us: 1e-3, µs: 1e-3, ms: 1, s: 1e3, m: 6e4, h: 3.6e6 };
@@ -78,7 +79,6 @@ export const IGNORED_KEYS = [
   "hash-seed",
   "zmq-endpoint",
   "event-batch-size",
-  "use-vllm-map-event-format",
   "max-cpu-loras",
   "kv-cache-transfer-latency",
   "kv-cache-transfer-latency-std-dev",
@@ -126,6 +126,12 @@ export const simConfigSchema = z
     "failure-types": z.array(z.enum(FAILURE_TYPES)).default([...FAILURE_TYPES]),
     "max-body-bytes": int(1).default(16 * 1024 * 1024),
     "stream-interval": int(1).default(1),
+    "kv-events-config": kvEventsConfigSchema.optional(),
+    "kv-events-encoding": z.enum(["array", "map"]).optional(),
+    // llm-d-inference-sim's switch to map-encoded events; --kv-events-encoding wins when both are given.
+    "use-vllm-map-event-format": z
+      .union([z.boolean(), z.enum(["true", "false"]).transform((v) => v === "true")])
+      .default(false),
     "drain-timeout": durationOrSeconds.default(30_000),
     ...Object.fromEntries(IGNORED_KEYS.map((k) => [k, z.unknown().optional()])),
   })

@@ -1,17 +1,21 @@
 /**
  * The vLLM-compatible simulator server: raw node:http around one engine. Routes the OpenAI endpoints
- * (completions, chat completions, stateless responses), `/tokenize`, `/health` and `/metrics`; wrong
- * paths get 404, wrong methods 405, and any unexpected failure a 500 OpenAI error (never a crash).
+ * (completions, chat completions, stateless responses), `/tokenize`, `/health`, `/metrics` and
+ * `/reset_prefix_cache`; wrong paths get 404, wrong methods 405, and any unexpected failure a 500 OpenAI
+ * error (never a crash). With `--kv-events-config` enabled, the engine's KV events are published over
+ * ZeroMQ as vLLM publishes them (src/sim/kv-publisher.ts).
  */
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { LlmdError } from "../api/errors.ts";
-import type { SimConfig } from "./config.ts";
+import { type SimConfig, servedModelNames } from "./config.ts";
 import { createSimContext, type SimContext } from "./context.ts";
 import { handleGeneration } from "./handlers/generate.ts";
 import { simShuttingDown } from "./drain.ts";
 import { handleHealth, handleMetrics, handleModels, handleReady, handleTokenize } from "./handlers/info.ts";
 import { sendError } from "./http.ts";
+import { resolveTopic } from "./kv-events-config.ts";
+import { KvEventPublisher } from "./kv-publisher.ts";
 
 /** A running simulator. */
 export interface SimServer {
@@ -19,6 +23,8 @@ export interface SimServer {
   url: string;
   port: number;
   context: SimContext;
+  /** The KV event publisher, when `--kv-events-config` enables one. */
+  kvEvents: KvEventPublisher | null;
   /**
    * Graceful shutdown (drain.ts): readiness 503, new generation requests 503
    * `rejected-shutting-down`, running ones finish within `timeoutMs` (the rest are cut off with an
@@ -51,6 +57,7 @@ const ROUTES = new Map<string, { method: string; handler: Handler }>(
     "/ready": { method: "GET", handler: (ctx, _req, res) => handleReady(ctx, res) },
     "/health/ready": { method: "GET", handler: (ctx, _req, res) => handleReady(ctx, res) },
     "/metrics": { method: "GET", handler: (ctx, _req, res) => handleMetrics(ctx, res) },
+    "/reset_prefix_cache": { method: "POST", handler: (ctx, _req, res) => handleResetPrefixCache(ctx, res) },
   } satisfies Record<string, { method: string; handler: Handler }>),
 );
 
@@ -70,10 +77,24 @@ export async function startSimServer(config: SimConfig): Promise<SimServer> {
   });
   const { port } = server.address() as AddressInfo;
   const host = ["0.0.0.0", "::", ""].includes(config.host) ? "127.0.0.1" : config.host;
+  let kvEvents: KvEventPublisher | null = null;
+  let unsubscribe = () => {};
+  try {
+    kvEvents = await startKvEvents(config, host, port);
+  } catch (err) {
+    server.close();
+    throw err;
+  }
+  if (kvEvents) {
+    const publisher = kvEvents;
+    unsubscribe = context.driver.engine.onKvEvent((events) => publisher.publish(events));
+  }
   let closing: Promise<void> | undefined;
   const close = (): Promise<void> => {
     closing ??= new Promise<void>((resolve) => {
       context.driver.close();
+      unsubscribe();
+      kvEvents?.close();
       server.close(() => resolve());
       server.closeAllConnections();
     });
@@ -83,6 +104,7 @@ export async function startSimServer(config: SimConfig): Promise<SimServer> {
     url: `http://${host.includes(":") ? `[${host}]` : host}:${port}`,
     port,
     context,
+    kvEvents,
     drain: async (timeoutMs) => {
       const cutOff = await context.drain.drain(timeoutMs);
       // Cut-off answers are flushed before the sockets close.
@@ -108,6 +130,47 @@ function serve(ctx: SimContext, req: IncomingMessage, res: ServerResponse): void
     }
   }
   route(ctx, req, res);
+}
+
+/** Opens the publisher `--kv-events-config` asks for, or null; a bind failure is an `invalid_option`. */
+async function startKvEvents(
+  config: SimConfig,
+  host: string,
+  port: number,
+): Promise<KvEventPublisher | null> {
+  const kv = config["kv-events-config"];
+  if (!kv?.enabled) return null;
+  const topic = resolveTopic(kv.topic, { host, port, model: servedModelNames(config)[0]! });
+  const encoding = config["kv-events-encoding"] ?? (config["use-vllm-map-event-format"] ? "map" : "array");
+  try {
+    return await KvEventPublisher.start({
+      endpoint: kv.endpoint,
+      replayEndpoint: kv.replayEndpoint,
+      topic,
+      bufferSteps: kv.bufferSteps,
+      hwm: kv.hwm,
+      maxQueueSize: kv.maxQueueSize,
+      encoding,
+      loraIds: new Map(config["lora-modules"].map((name, i) => [name, i + 1])),
+    });
+  } catch (err) {
+    const endpoints = [kv.endpoint, kv.replayEndpoint].filter((e) => e !== null).join(", ");
+    throw new LlmdError(
+      "invalid_option",
+      `--kv-events-config: cannot open ${endpoints}: ${err instanceof Error ? err.message : String(err)}`,
+    );
+  }
+}
+
+/**
+ * `POST /reset_prefix_cache`, as vLLM's: drops every cached block (GPU and offload tiers), which
+ * publishes AllBlocksCleared. vLLM answers 200 either way; here a refusal (requests still hold
+ * blocks) is a 200 too, with `{"reset": false}` in the body for callers that care.
+ */
+function handleResetPrefixCache(ctx: SimContext, res: ServerResponse): void {
+  const reset = ctx.driver.engine.resetPrefixCache();
+  res.writeHead(200, { "content-type": "application/json" });
+  res.end(JSON.stringify({ reset }));
 }
 
 function route(ctx: SimContext, req: IncomingMessage, res: ServerResponse): void {

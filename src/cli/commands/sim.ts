@@ -6,8 +6,10 @@
  * closes (the parent died), so no simulator outlives `llmd up`.
  */
 import type { Command } from "commander";
+import { LlmdError } from "../../api/errors.ts";
 import { FAILURE_TYPES, parseSimConfig, readSimConfigFile } from "../../sim/config.ts";
 import { startSimServer } from "../../sim/server.ts";
+import { startupFailureLine } from "../flags.ts";
 import { drainOnSignals } from "../shutdown.ts";
 
 const FLAGS: [flags: string, description: string][] = [
@@ -56,6 +58,11 @@ const FLAGS: [flags: string, description: string][] = [
     "--stream-interval <n>",
     "stream every n tokens (the first token and the last chunk at once), as vLLM's (default 1)",
   ],
+  [
+    "--kv-events-config <json>",
+    'vLLM\'s KV events config, e.g. \'{"enable_kv_cache_events":true,"publisher":"zmq","endpoint":"tcp://*:5557","replay_endpoint":"tcp://*:5558"}\'',
+  ],
+  ["--kv-events-encoding <enc>", "KV event encoding: array (vLLM's positional, default) | map"],
 ];
 
 /** Registers `llmd sim`. */
@@ -69,10 +76,14 @@ export function registerSim(program: Command): void {
     const fromFile = typeof file === "string" ? readSimConfigFile(file) : {};
     const parsed = parseSimConfig(fromFile, flags);
     if (!parsed.ok) {
-      process.stderr.write(`llmd sim: invalid configuration:\n${parsed.error}\n`);
+      const err = new LlmdError("invalid_option", `llmd sim: invalid configuration:\n${parsed.error}`);
+      process.stderr.write(`${startupFailureLine(err)}\n`);
       process.exit(2);
     }
-    const server = await startSimServer(parsed.config);
+    const server = await startSimServer(parsed.config).catch((err: unknown) => {
+      process.stderr.write(`${startupFailureLine(err)}\n`);
+      process.exit(2);
+    });
     process.stdout.write(`llmd sim listening on ${server.url}\n`);
     const drainMs = parsed.config["drain-timeout"];
     drainOnSignals("llmd sim", () => server.drain(drainMs).then(() => {}));
