@@ -49,8 +49,12 @@ async function concurrentAtServer(count: number, options: UpstreamOptions): Prom
   const responses = Array.from({ length: count }, () =>
     pool.request({ path: "/v1/completions", method: "POST", body: "{}" }).then((r) => r.body.text()),
   );
+  // Arrivals have stopped once the count holds still for 200 ms (after the first one, which a
+  // loaded machine may take longer than that to connect).
+  const deadline = Date.now() + 10_000;
   let seen = -1;
-  while (upstream.held.length !== seen && upstream.held.length < count) {
+  while ((upstream.held.length === 0 || upstream.held.length !== seen) && upstream.held.length < count) {
+    if (Date.now() > deadline) break;
     seen = upstream.held.length;
     await new Promise((resolve) => setTimeout(resolve, 200));
   }
