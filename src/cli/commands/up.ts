@@ -21,6 +21,7 @@ interface UpFlags extends GatewayFlags {
   model: string;
   speed: string;
   streamInterval: string;
+  maxModelLen?: string;
   port: string;
   simBasePort: string;
   config?: string;
@@ -47,6 +48,7 @@ async function up(flags: UpFlags): Promise<void> {
       flags.speed,
       "--stream-interval",
       flags.streamInterval,
+      ...(flags.maxModelLen ? ["--max-model-len", flags.maxModelLen] : []),
       "--host",
       "127.0.0.1",
       "--drain-timeout",
@@ -87,6 +89,10 @@ export function registerUp(program: Command): void {
     .option("--model <name>", "model the simulators serve", "meta-llama/Llama-3.1-8B-Instruct")
     .option("--speed <x>", "simulated time runs x times faster than wall time", "1")
     .option("--stream-interval <n>", "simulators stream every n tokens (vLLM's --stream-interval)", "1")
+    .option(
+      "--max-model-len <tokens>",
+      "simulators' context length (vLLM's --max-model-len; default: the profile's)",
+    )
     .option("--port <n>", "router port (0 = any free port)", "8080")
     .option("--sim-base-port <n>", "first simulator port (replica i on base+i); 0 = any free ports", "8001")
     .option("--config <file>", "EndpointPickerConfig YAML (default: prefix-aware + load-aware)")
