@@ -1,7 +1,8 @@
 /**
  * The Responses API through `llmd up` as a user runs it, with the official `openai` client: a
  * conversation chained by `previous_response_id` lands on the previous turn's replica with its
- * history cached, and continues after `llmd up` restarts on the same SQLite store.
+ * history cached, continues after `llmd up` restarts on the same SQLite store, streams a chained
+ * turn, and its responses are retrieved, listed and deleted.
  */
 import assert from "node:assert/strict";
 import { type ChildProcess, spawn } from "node:child_process";
@@ -76,6 +77,20 @@ test("a chained conversation through llmd up: same replica, history cached, kept
   assert.ok(third.usage!.input_tokens > usage.input_tokens, "the restarted router rehydrated the chain");
   const items = await client.responses.inputItems.list(third.id);
   assert.equal(items.data.length, 1);
+  const stream = client.responses.stream({
+    model: MODEL,
+    input: "Once more, streamed.",
+    previous_response_id: third.id,
+    max_output_tokens: 8,
+  });
+  let deltas = "";
+  stream.on("response.output_text.delta", (event) => {
+    deltas += event.delta;
+  });
+  const fourth = await stream.finalResponse();
+  assert.ok(deltas.length > 0 && fourth.output_text === deltas);
+  assert.equal((await client.responses.retrieve(fourth.id)).previous_response_id, third.id);
   await client.responses.delete(third.id);
+  await assert.rejects(client.responses.retrieve(third.id), (err: { status?: number }) => err.status === 404);
   await stop(stack.child);
 });
