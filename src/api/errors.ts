@@ -59,6 +59,18 @@ export const ERROR_CATALOGUE = {
   not_found: request(404, "No route for the path."),
   method_not_allowed: request(405, "The route exists for another method."),
   request_too_large: request(413, "The body exceeds the size limit."),
+  request_timeout: request(
+    408,
+    "The client sent its headers or body too slowly (`--header-timeout`, `--body-timeout`); the connection closes.",
+  ),
+  request_headers_too_large: request(431, "The request headers exceed node's header size limit."),
+  request_bodies_full: {
+    status: 429,
+    origin: "request",
+    condition:
+      "The request bodies the router holds in memory would pass `--max-inflight-body-bytes`; the connection closes.",
+    retryAfterSeconds: 1,
+  },
   shed: drop(
     429,
     "rejected-saturated",

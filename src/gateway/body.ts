@@ -1,6 +1,8 @@
 /**
- * Reads a request body into one Buffer with a hard size limit, so a huge or endless upload costs
- * at most `limitBytes` of memory before the client gets 413.
+ * Reads a request body into one Buffer under three bounds, so a huge, endless or stalled upload
+ * costs little: a size limit per body (413), a limit on the bytes of every body the gateway holds
+ * at once (429: they stay in memory until their request completes, for retries), and a timeout
+ * between two reads (408, as nginx's `client_body_timeout`).
  */
 import type { IncomingMessage } from "node:http";
 import { LlmdError } from "../api/errors.ts";
@@ -8,37 +10,141 @@ import { LlmdError } from "../api/errors.ts";
 /** Default request body limit: 16 MiB (long agent contexts fit; a runaway upload does not). */
 export const DEFAULT_MAX_BODY_BYTES = 16 * 1024 * 1024;
 
+/** Default bound on the bodies held at once: 1 GiB (64 bodies at the 16 MiB limit). */
+export const DEFAULT_MAX_INFLIGHT_BODY_BYTES = 1024 * 1024 * 1024;
+
+/** nginx's `client_header_timeout` and `client_body_timeout` defaults: 60 s. */
+export const DEFAULT_HEADER_TIMEOUT_MS = 60_000;
+export const DEFAULT_BODY_TIMEOUT_MS = 60_000;
+
 /** Body too large: 413 OpenAI error. */
 export function bodyTooLarge(limitBytes: number): LlmdError {
   return new LlmdError("request_too_large", `request body exceeds ${limitBytes} bytes`);
 }
 
+function bodiesFull(limitBytes: number): LlmdError {
+  return new LlmdError(
+    "request_bodies_full",
+    `the router holds ${limitBytes} bytes of request bodies; retry shortly`,
+  );
+}
+
+function bodyTimedOut(timeoutMs: number): LlmdError {
+  return new LlmdError("request_timeout", `no request body bytes arrived for ${timeoutMs} ms`);
+}
+
+/** The bytes of request bodies held by requests in flight, against one limit. */
+export class BodyBudget {
+  private held = 0;
+
+  constructor(readonly limitBytes: number) {}
+
+  /** Bytes held now. */
+  get heldBytes(): number {
+    return this.held;
+  }
+
+  /** A request's share: takes bytes as they arrive, gives them all back once. */
+  lease(): BodyLease {
+    return new BodyLease(this);
+  }
+
+  /** Takes `bytes` unless that would pass the limit. */
+  take(bytes: number): boolean {
+    if (this.held + bytes > this.limitBytes) return false;
+    this.held += bytes;
+    return true;
+  }
+
+  give(bytes: number): void {
+    this.held -= bytes;
+  }
+}
+
+/** One request's bytes of a {@link BodyBudget}. */
+export class BodyLease {
+  private taken = 0;
+
+  constructor(private readonly budget: BodyBudget) {}
+
+  /** True when `bytes` more would still fit. */
+  fits(bytes: number): boolean {
+    return this.budget.heldBytes + bytes <= this.budget.limitBytes;
+  }
+
+  take(bytes: number): boolean {
+    if (!this.budget.take(bytes)) return false;
+    this.taken += bytes;
+    return true;
+  }
+
+  /** Gives back everything taken (idempotent). */
+  release(): void {
+    this.budget.give(this.taken);
+    this.taken = 0;
+  }
+
+  get limitBytes(): number {
+    return this.budget.limitBytes;
+  }
+}
+
+/** The bounds of one body read. */
+export interface BodyLimits {
+  /** Largest body (bytes): more gets 413. */
+  limitBytes: number;
+  /** Longest gap between two reads (ms; 0 = none): a longer stall gets 408. */
+  timeoutMs?: number;
+  /** This request's share of the held-bodies budget: past it, 429. */
+  lease?: BodyLease;
+}
+
+/** An error answering a body read that must close the connection (the rest of the body is unread). */
+export function closesConnection(error: LlmdError): boolean {
+  return error.code === "request_timeout" || error.code === "request_bodies_full";
+}
+
 /**
- * Resolves with the whole body, or with a 413 error value once more than `limitBytes` arrive
- * (a declared `content-length` over the limit fails before reading). Rejects only when the
- * client connection fails mid-upload.
+ * Resolves with the whole body, or with the error value that answers it: 413 once more than
+ * `limitBytes` arrive (a declared `content-length` over the limit fails before reading), 429 when
+ * the held bodies would pass the budget (also checked against the declared length first), 408
+ * when no byte arrives for `timeoutMs`. Rejects only when the client connection fails mid-upload.
  */
-export function readBody(req: IncomingMessage, limitBytes: number): Promise<Buffer | LlmdError> {
+export function readBody(req: IncomingMessage, limits: BodyLimits): Promise<Buffer | LlmdError> {
+  const { limitBytes, timeoutMs = 0, lease } = limits;
   const declared = Number(req.headers["content-length"]);
   if (declared > limitBytes) return Promise.resolve(bodyTooLarge(limitBytes));
+  if (lease && declared > 0 && !lease.fits(declared)) return Promise.resolve(bodiesFull(lease.limitBytes));
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
-    const onData = (chunk: Buffer): void => {
-      size += chunk.length;
-      if (size > limitBytes) {
-        req.off("data", onData);
-        // Drain the rest without keeping it so the 413 reply can still be written.
-        req.resume();
-        resolve(bodyTooLarge(limitBytes));
-        return;
-      }
-      chunks.push(chunk);
+    let timer: NodeJS.Timeout | undefined;
+    const stop = (answer: LlmdError, drain: boolean): void => {
+      clearTimeout(timer);
+      req.off("data", onData);
+      // Drain the rest without keeping it, so the reply can still be written.
+      if (drain) req.resume();
+      resolve(answer);
     };
+    const onData = (chunk: Buffer): void => {
+      timer?.refresh();
+      size += chunk.length;
+      if (size > limitBytes) stop(bodyTooLarge(limitBytes), true);
+      else if (lease && !lease.take(chunk.length)) stop(bodiesFull(lease.limitBytes), true);
+      else chunks.push(chunk);
+    };
+    if (timeoutMs > 0) timer = setTimeout(() => stop(bodyTimedOut(timeoutMs), false), timeoutMs);
     req.on("data", onData);
-    req.once("end", () => resolve(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size)));
-    req.once("error", reject);
+    req.once("end", () => {
+      clearTimeout(timer);
+      resolve(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size));
+    });
+    req.once("error", (err) => {
+      clearTimeout(timer);
+      reject(err);
+    });
     req.once("close", () => {
+      clearTimeout(timer);
       if (!req.complete) reject(new Error("client closed the connection during upload"));
     });
   });

@@ -14,7 +14,7 @@ import type { RequestLifecycle } from "../lifecycle/lifecycle.ts";
 import type { Placement } from "../lifecycle/placement.ts";
 import type { ResponseUsage, SchedulingContext, SchedulingRequest } from "../scheduler/framework/types.ts";
 import type { GatewayAdmission, Lease } from "./admission.ts";
-import { readBody } from "./body.ts";
+import { type BodyBudget, closesConnection, readBody } from "./body.ts";
 import type { GatewayDrain } from "./drain.ts";
 import { type ForwardOutcome, forward } from "./forward.ts";
 import { upstreamRequestHeaders, withPluginHeaders } from "./headers.ts";
@@ -35,6 +35,10 @@ export interface InferenceDeps {
   inflight: InflightTracker;
   admission: GatewayAdmission;
   maxBodyBytes: number;
+  /** Longest gap between two body reads (ms; `--body-timeout`). */
+  bodyTimeoutMs: number;
+  /** The bytes of request bodies held at once (`--max-inflight-body-bytes`). */
+  bodies: BodyBudget;
   maxAttempts: number;
   log: OperationalLog;
   /** Present when `streamFlushMs` > 0: coalesces streamed chunks after the first. */
@@ -48,19 +52,43 @@ const noEndpoints = (model: string) =>
 const unknownModel = (model: string) =>
   new LlmdError("model_not_found", `The model '${model}' does not exist.`, { param: "model" });
 
+/**
+ * Reads the body under the gateway's bounds (size, held bytes, read timeout) and runs `serve` on
+ * it; a body that breaks a bound is answered here (408 and 429 close the connection, the rest of
+ * the body unread). The body's bytes count against the held-bodies budget until `serve` settles.
+ * Never rejects.
+ */
+export async function withBody(
+  deps: InferenceDeps,
+  req: IncomingMessage,
+  res: ServerResponse,
+  serve: (raw: Buffer) => Promise<void>,
+): Promise<void> {
+  const lease = deps.bodies.lease();
+  try {
+    const limits = { limitBytes: deps.maxBodyBytes, timeoutMs: deps.bodyTimeoutMs, lease };
+    const raw = await readBody(req, limits).catch(() => undefined);
+    if (raw === undefined) return;
+    if (raw instanceof LlmdError)
+      return sendError(res, raw, closesConnection(raw) ? { connection: "close" } : {});
+    await serve(raw);
+  } finally {
+    lease.release();
+  }
+}
+
 /** Serves one POST to an inference path. Never rejects. */
-export async function handleInference(
+export function handleInference(
   deps: InferenceDeps,
   path: string,
   req: IncomingMessage,
   res: ServerResponse,
 ): Promise<void> {
-  const raw = await readBody(req, deps.maxBodyBytes).catch(() => undefined);
-  if (raw === undefined) return;
-  if (raw instanceof LlmdError) return sendError(res, raw);
-  const request = parseInferenceRequest(path, flattenHeaders(req.headers), raw);
-  if (request instanceof LlmdError) return sendError(res, request);
-  await serveRequest(deps, request, upstreamBody(request, raw), res);
+  return withBody(deps, req, res, async (raw) => {
+    const request = parseInferenceRequest(path, flattenHeaders(req.headers), raw);
+    if (request instanceof LlmdError) return sendError(res, request);
+    await serveRequest(deps, request, upstreamBody(request, raw), res);
+  });
 }
 
 /**

@@ -11,8 +11,7 @@ import { badRequest, LlmdError } from "../api/errors.ts";
 import { renderChat } from "../api/prompt.ts";
 import { outputMessage, parseInput, type ResponseItem } from "../api/responses.ts";
 import type { TenantMap } from "../flow-control/identity.ts";
-import { readBody } from "./body.ts";
-import { type InferenceDeps, serveRequest } from "./inference.ts";
+import { type InferenceDeps, serveRequest, withBody } from "./inference.ts";
 import { flattenHeaders } from "./parse-request.ts";
 import { sendError, sendJson } from "./respond.ts";
 import {
@@ -186,10 +185,16 @@ export class ResponsesService {
   }
 
   /** `POST /v1/responses`. Never rejects. */
-  async create(deps: InferenceDeps, req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const raw = await readBody(req, deps.maxBodyBytes).catch(() => undefined);
-    if (raw === undefined) return;
-    if (raw instanceof LlmdError) return sendError(res, raw);
+  create(deps: InferenceDeps, req: IncomingMessage, res: ServerResponse): Promise<void> {
+    return withBody(deps, req, res, (raw) => this.createFrom(deps, raw, req, res));
+  }
+
+  private async createFrom(
+    deps: InferenceDeps,
+    raw: Buffer,
+    req: IncomingMessage,
+    res: ServerResponse,
+  ): Promise<void> {
     let body: unknown;
     try {
       body = JSON.parse(raw.toString("utf8"));

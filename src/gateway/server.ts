@@ -13,7 +13,14 @@ import { Scheduler } from "../scheduler/framework/scheduler.ts";
 import type { RequestScheduler } from "../scheduler/framework/types.ts";
 import { RequestLifecycle } from "../lifecycle/lifecycle.ts";
 import { createGatewayAdmission } from "./admission.ts";
-import { DEFAULT_MAX_BODY_BYTES } from "./body.ts";
+import {
+  BodyBudget,
+  DEFAULT_BODY_TIMEOUT_MS,
+  DEFAULT_HEADER_TIMEOUT_MS,
+  DEFAULT_MAX_BODY_BYTES,
+  DEFAULT_MAX_INFLIGHT_BODY_BYTES,
+} from "./body.ts";
+import { answerClientError } from "./client-errors.ts";
 import { type DrainOutcome, GatewayDrain, shuttingDown } from "./drain.ts";
 import { handleInference, type InferenceDeps } from "./inference.ts";
 import { InflightTracker } from "./inflight.ts";
@@ -184,16 +191,28 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     inflight,
     admission,
     maxBodyBytes: options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
+    bodyTimeoutMs: options.bodyTimeoutMs ?? DEFAULT_BODY_TIMEOUT_MS,
+    bodies: new BodyBudget(options.maxInflightBodyBytes ?? DEFAULT_MAX_INFLIGHT_BODY_BYTES),
     maxAttempts: options.maxAttempts ?? 3,
     log: options.log ?? stderrLog("gateway"),
     flusher: streamFlusherFor(options.streamFlushMs),
     drain: new GatewayDrain(),
   };
   const responses = options.responses && new ResponsesService(options.responses, options.admission?.tenants);
+  const headerTimeoutMs = options.headerTimeoutMs ?? DEFAULT_HEADER_TIMEOUT_MS;
   const server = createServer(
-    { keepAliveTimeout: 65_000 },
+    {
+      keepAliveTimeout: 65_000,
+      headersTimeout: headerTimeoutMs,
+      // The body is bounded by --body-timeout between reads, as nginx does, not in total.
+      requestTimeout: 0,
+      // node checks the header timeout at this period: a quarter of it, so a stalled client is cut
+      // within 1.25× the timeout.
+      connectionsCheckingInterval: Math.max(10, Math.min(30_000, headerTimeoutMs / 4)),
+    },
     serve(deps, (req, res) => route(deps, responses, req, res)),
   );
+  server.on("clientError", answerClientError(headerTimeoutMs));
   const host = options.host ?? "127.0.0.1";
   const port = await listen(server, options.port ?? 8080, host);
   let closing: Promise<void> | undefined;

@@ -37,6 +37,12 @@ export interface GatewayOptions {
   clock?: Clock;
   /** Request body limit in bytes (default 16 MiB); larger bodies get 413. */
   maxBodyBytes?: number;
+  /** Bytes of request bodies held at once (default 1 GiB); a body past it gets 429. */
+  maxInflightBodyBytes?: number;
+  /** Time to receive a request's headers, ms (default 60000, nginx's `client_header_timeout`); then 408. */
+  headerTimeoutMs?: number;
+  /** Longest gap between two body reads, ms (default 60000, nginx's `client_body_timeout`); then 408. */
+  bodyTimeoutMs?: number;
   /** InferenceObjective name → priority (`x-llm-d-inference-objective`). */
   objectives?: ObjectiveMap;
   upstream?: UpstreamOptions;

@@ -34,6 +34,10 @@ test("a bad numeric flag names the flag and the value", () => {
     run("router", "--drain-timeout", "soon", "--endpoints", "http://127.0.0.1:1"),
     /^llmd: invalid_option: --drain-timeout: expected a duration like "30s" or a number of seconds, got "soon"$/,
   );
+  assertOneLine(
+    run("router", "--body-timeout", "0", "--endpoints", "http://127.0.0.1:1"),
+    /^llmd: invalid_option: --body-timeout: expected a duration > 0, got "0"$/,
+  );
 });
 
 test("an invalid config names the catalogue code and the offending path", () => {

@@ -12,11 +12,12 @@ import { type Router, type RouterResponsesOptions, startRouter } from "../../gat
 import { DEFAULT_STORE_PATH } from "../../responses/open.ts";
 import { LlmdError } from "../../api/errors.ts";
 import { parseDurationMs } from "../../core/units.ts";
+import { type EdgeFlags, edgeOptions, withEdgeFlags } from "../edge-flags.ts";
 import { numberFlag } from "../flags.ts";
 import { drainOnSignals, drainTimeoutMs, withDrainTimeout } from "../shutdown.ts";
 
 /** Parsed `llmd router` flags. */
-interface RouterFlags extends GatewayFlags {
+interface RouterFlags extends GatewayFlags, EdgeFlags {
   config?: string;
   endpoints?: string;
   endpointsFile?: string;
@@ -135,8 +136,9 @@ export function registerRouter(program: Command): void {
     .option("--host <addr>", "address to bind", "0.0.0.0")
     .option("--allow-experimental-plugins", "allow alpha plugins in the config")
     .option("--max-body-bytes <n>", "largest request body; bigger gets 413", String(DEFAULT_MAX_BODY_BYTES));
-  withDrainTimeout(withGatewayFlags(command)).action(async (flags: RouterFlags) => {
+  withEdgeFlags(withDrainTimeout(withGatewayFlags(command))).action(async (flags: RouterFlags) => {
     const drainMs = drainTimeoutMs(flags);
+    const edge = edgeOptions(flags);
     const endpoints = flags.endpoints ? parseEndpointList(flags.endpoints) : endpointsFromEnv();
     const router = await startRouter({
       ...(flags.config ? { config: { path: flags.config } } : {}),
@@ -146,6 +148,7 @@ export function registerRouter(program: Command): void {
       host: flags.host,
       allowExperimentalPlugins: flags.allowExperimentalPlugins === true,
       maxBodyBytes: numberFlag("max-body-bytes", flags.maxBodyBytes, { min: 1, integer: true }),
+      ...edge,
       ...gatewayOptions(flags),
     });
     process.stdout.write(`llmd router listening on http://127.0.0.1:${router.port}\n`);

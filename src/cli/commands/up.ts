@@ -8,6 +8,7 @@ import { parseEndpointList } from "../../endpoints/sources/static-source.ts";
 import { startRouter } from "../../gateway/router.ts";
 import { startSimReplicas } from "../sim-replicas.ts";
 import { type GatewayFlags, gatewayOptions, stopOnSignals, withGatewayFlags } from "./router.ts";
+import { type EdgeFlags, edgeOptions, withEdgeFlags } from "../edge-flags.ts";
 import { numberFlag } from "../flags.ts";
 import { drainTimeoutMs, withDrainTimeout } from "../shutdown.ts";
 
@@ -15,7 +16,7 @@ import { drainTimeoutMs, withDrainTimeout } from "../shutdown.ts";
 const SIM_STOP_MARGIN_MS = 5000;
 
 /** Parsed `llmd up` flags. */
-interface UpFlags extends GatewayFlags {
+interface UpFlags extends GatewayFlags, EdgeFlags {
   replicas: string;
   profile: string;
   model: string;
@@ -36,6 +37,7 @@ function curlExample(url: string, model: string): string {
 
 async function up(flags: UpFlags): Promise<void> {
   const drainMs = drainTimeoutMs(flags);
+  const edge = edgeOptions(flags);
   const sims = await startSimReplicas({
     replicas: numberFlag("replicas", flags.replicas, { min: 1, integer: true }),
     basePort: numberFlag("sim-base-port", flags.simBasePort, { integer: true }),
@@ -63,6 +65,7 @@ async function up(flags: UpFlags): Promise<void> {
       port: numberFlag("port", flags.port, { integer: true }),
       host: "0.0.0.0",
       allowExperimentalPlugins: flags.allowExperimentalPlugins === true,
+      ...edge,
       ...gatewayOptions(flags),
     });
   } catch (err) {
@@ -97,5 +100,5 @@ export function registerUp(program: Command): void {
     .option("--sim-base-port <n>", "first simulator port (replica i on base+i); 0 = any free ports", "8001")
     .option("--config <file>", "EndpointPickerConfig YAML (default: prefix-aware + load-aware)")
     .option("--allow-experimental-plugins", "allow alpha plugins in the config");
-  withDrainTimeout(withGatewayFlags(command)).action(up);
+  withEdgeFlags(withDrainTimeout(withGatewayFlags(command))).action(up);
 }
