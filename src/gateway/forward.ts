@@ -157,7 +157,8 @@ class ForwardHandler implements Dispatcher.DispatchHandler, Flushable {
     this.headers = headers;
     if (isDrainingRefusal(statusCode, headers)) {
       this.finish({ kind: "unreachable", error: new Error("the endpoint is shutting down"), draining: true });
-      this.controller?.abort(new ClientGone("endpoint refused while draining"));
+      // The refusal's body is not needed: drop the upstream request.
+      this.controller?.abort(new Error("the endpoint refused the request while draining"));
       return;
     }
     if (!String(headers["content-type"] ?? "").startsWith("text/event-stream")) return;
