@@ -67,7 +67,8 @@ test("under KV pressure the least recently used prefix is evicted", async () => 
 });
 
 test("sequences that outgrow the KV cache are preempted, counted, and still complete", async () => {
-  const sim = await startTestSim({ "kv-cache-size": 64, "max-model-len": 1024, speed: 10 });
+  // Slow enough (about 1 s a request) that the four overlap even when the host delays their arrival.
+  const sim = await startTestSim({ "kv-cache-size": 64, "max-model-len": 1024, speed: 2 });
   try {
     const requests = ["w", "x", "y", "z"].map((tag) =>
       complete(sim.url, { prompt: promptOfTokens(100, tag), max_tokens: 300, ignore_eos: true }),
