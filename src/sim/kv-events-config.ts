@@ -46,12 +46,17 @@ const kvEventsObject = z
 export interface KvEventsConfig {
   /** True when events are enabled and the publisher is zmq. */
   enabled: boolean;
+  /** PUB endpoint: bound when it has a `*` or a wildcard host or is ipc:/inproc:, else connected. */
   endpoint: string;
+  /** ROUTER endpoint to bind for replay; null = no replay socket. */
   replayEndpoint: string | null;
   /** The configured topic; "" means the default `kv@<host>:<port>@<model>`. */
   topic: string;
+  /** Batches kept for replay (0 keeps none). */
   bufferSteps: number;
+  /** ZeroMQ send high-water mark of the PUB socket (0 = unlimited). */
   hwm: number;
+  /** Batches waiting for the send pump before new ones skip the live stream (≥ 1). */
   maxQueueSize: number;
 }
 

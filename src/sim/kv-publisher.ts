@@ -12,24 +12,16 @@
 import { Encoder } from "@msgpack/msgpack";
 import { Publisher, Router } from "zeromq";
 import type { KvEvent } from "../engine/types.ts";
+import type { KvEventsConfig } from "./kv-events-config.ts";
 
 /** How events are encoded: vLLM's positional arrays (msgspec array_like) or maps tagged under "type". */
 export type KvEventEncoding = "array" | "map";
 
 /** Publisher settings (see src/sim/kv-events-config.ts for where they come from). */
-export interface KvPublisherOptions {
-  /** PUB endpoint: bound when it has a `*` or a wildcard host or is ipc:/inproc:, else connected. */
-  endpoint: string;
-  /** ROUTER endpoint to bind for replay; null = no replay socket. */
-  replayEndpoint: string | null;
+export interface KvPublisherOptions
+  extends Pick<KvEventsConfig, "endpoint" | "replayEndpoint" | "bufferSteps" | "hwm" | "maxQueueSize"> {
   /** Topic frame, already resolved. */
   topic: string;
-  /** Batches kept for replay (0 keeps none). */
-  bufferSteps: number;
-  /** ZeroMQ send high-water mark of the PUB socket (0 = unlimited). */
-  hwm: number;
-  /** Batches waiting for the send pump before new ones skip the live stream (≥ 1). */
-  maxQueueSize: number;
   encoding: KvEventEncoding;
   /** `data_parallel_rank` of every batch. */
   dpRank?: number;
