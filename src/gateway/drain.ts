@@ -6,6 +6,7 @@
  * error: forwarding requests through the {@link GatewayDrain.signal} (an error body, or an SSE
  * error event once a stream started), any other open request with a 503 body.
  */
+import { setMaxListeners } from "node:events";
 import type { ServerResponse } from "node:http";
 import { LlmdError } from "../api/errors.ts";
 import { OpenResponses } from "../core/open-responses.ts";
@@ -22,6 +23,11 @@ export interface DrainOutcome {
   cutOff: number;
 }
 
+function unlimited(signal: AbortSignal): AbortSignal {
+  setMaxListeners(0, signal);
+  return signal;
+}
+
 /** See the module comment. One per gateway; `drain` runs at most once. */
 export class GatewayDrain {
   private draining = false;
@@ -29,8 +35,11 @@ export class GatewayDrain {
   private readonly deadline = new AbortController();
   private drained: Promise<DrainOutcome> | undefined;
 
-  /** Aborted at the drain timeout, with a `shutting_down` `LlmdError` as its reason. */
-  readonly signal: AbortSignal = this.deadline.signal;
+  /**
+   * Aborted at the drain timeout, with a `shutting_down` `LlmdError` as its reason. Every request in
+   * flight listens to it, so it has no listener limit.
+   */
+  readonly signal: AbortSignal = unlimited(this.deadline.signal);
 
   /** True from the start of the drain on. */
   get isDraining(): boolean {

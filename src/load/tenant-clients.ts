@@ -8,7 +8,8 @@
  * one time origin, and the records come back merged in arrival order. Tenants share no prompt
  * content, so each thread's ideal ceiling equals the single client's.
  */
-import { Worker } from "node:worker_threads";
+import type { Worker } from "node:worker_threads";
+import { tsWorker } from "../core/ts-worker.ts";
 import type { RequestRecord } from "../measure/records.ts";
 
 /** What every client thread needs to replay its share of a scenario. */
@@ -76,11 +77,7 @@ interface Thread {
 }
 
 function startThread(job: TenantClientJob): Thread {
-  // Worker threads do not inherit the tsx loader: register it before importing the TypeScript entry.
-  const entry = new URL("./tenant-client-worker.ts", import.meta.url).href;
-  const tsx = JSON.stringify(import.meta.resolve("tsx/esm/api"));
-  const boot = `import { register } from ${tsx}; register(); await import(${JSON.stringify(entry)});`;
-  const worker = new Worker(boot, { eval: true, workerData: job });
+  const worker = tsWorker(new URL("./tenant-client-worker.ts", import.meta.url), job);
   const thread = { worker } as Thread;
   let markReady: () => void = () => {};
   thread.ready = new Promise((resolve) => {
