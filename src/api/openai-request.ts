@@ -4,6 +4,7 @@
  * naming the parameter. Unknown fields are ignored, as vLLM does.
  */
 import { badRequest, LlmdError } from "./errors.ts";
+import { MAX_JSON_DEPTH, nestedDeeperThan } from "./json-depth.ts";
 import type { GenerationRequest, PromptInput } from "./openai.ts";
 import { type ChatMessageLike, contentText, renderChat } from "./prompt.ts";
 import { itemsToMessages, parseInput, type ResponseRequestEcho } from "./responses.ts";
@@ -30,6 +31,7 @@ export function parseJsonBody(text: string): Parsed<Body> {
   if (value === null || typeof value !== "object" || Array.isArray(value)) {
     return fail("Request body must be a JSON object", null);
   }
+  if (nestedDeeperThan(value)) return fail(`Request body nests deeper than ${MAX_JSON_DEPTH} levels`, null);
   return { ok: true, value: value as Body };
 }
 

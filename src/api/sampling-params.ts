@@ -205,9 +205,18 @@ function contentProblem(content: unknown, param: string): LlmdError | undefined 
   return undefined;
 }
 
-/** A short rendering of a bad value for a message (long strings and structures cut). */
+/**
+ * A short rendering of a bad value for a message (long strings and structures cut). A structure
+ * too deep to stringify (JSON.parse accepts nesting JSON.stringify overflows the stack on) is
+ * named by its type.
+ */
 function describe(value: unknown): string {
   if (value === undefined) return "nothing";
-  const text = JSON.stringify(value) ?? String(value);
+  let text: string;
+  try {
+    text = JSON.stringify(value) ?? String(value);
+  } catch {
+    text = Array.isArray(value) ? "[…]" : "{…}";
+  }
   return text.length > 40 ? `${text.slice(0, 40)}…` : text;
 }

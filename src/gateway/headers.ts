@@ -14,6 +14,9 @@ const HOP_BY_HOP = new Set([
   "upgrade",
   "host",
   "content-length",
+  // The router answers `Expect: 100-continue` itself (node does) and has the whole body before it
+  // forwards; undici refuses a request carrying it, which was a 502 for the client's header.
+  "expect",
 ]);
 
 /** Response header naming the endpoint (`namespace/name`) that served the request. */

@@ -72,6 +72,14 @@ export async function withBody(
     if (raw instanceof LlmdError)
       return sendError(res, raw, closesConnection(raw) ? { connection: "close" } : {});
     await serve(raw);
+  } catch (err) {
+    // A bug must not become an unhandled rejection (which ends the process): 500 internal_error.
+    deps.log(
+      "warn",
+      `unexpected error serving ${req.method} ${req.url}: ${(err as Error)?.stack ?? String(err)}`,
+    );
+    if (!res.headersSent) sendError(res, err);
+    else res.destroy();
   } finally {
     lease.release();
   }

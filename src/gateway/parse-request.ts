@@ -6,6 +6,7 @@
 import { randomUUID } from "node:crypto";
 import type { IncomingHttpHeaders } from "node:http";
 import { badRequest, type LlmdError } from "../api/errors.ts";
+import { MAX_JSON_DEPTH, nestedDeeperThan } from "../api/json-depth.ts";
 import { type ChatMessageLike, renderChat } from "../api/prompt.ts";
 import { checkMessages, checkSamplingParams } from "../api/sampling-params.ts";
 import { DEFAULT_FAIRNESS_ID } from "../flow-control/identity.ts";
@@ -71,6 +72,9 @@ function parseJsonObject(raw: Buffer): Record<string, unknown> | LlmdError {
   }
   if (!parsed || typeof parsed !== "object" || Array.isArray(parsed)) {
     return badRequest("request body must be a JSON object", null, "invalid_json");
+  }
+  if (nestedDeeperThan(parsed)) {
+    return badRequest(`request body nests deeper than ${MAX_JSON_DEPTH} levels`, null, "invalid_json");
   }
   return parsed as Record<string, unknown>;
 }

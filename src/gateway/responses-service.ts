@@ -8,6 +8,7 @@
 import { randomUUID } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { badRequest, LlmdError } from "../api/errors.ts";
+import { MAX_JSON_DEPTH, nestedDeeperThan } from "../api/json-depth.ts";
 import { renderChat } from "../api/prompt.ts";
 import { outputMessage, parseInput, type ResponseItem } from "../api/responses.ts";
 import type { TenantMap } from "../flow-control/identity.ts";
@@ -203,6 +204,11 @@ export class ResponsesService {
     }
     if (!body || typeof body !== "object" || Array.isArray(body))
       return sendError(res, badRequest("request body must be a JSON object", null, "invalid_json"));
+    if (nestedDeeperThan(body))
+      return sendError(
+        res,
+        badRequest(`request body nests deeper than ${MAX_JSON_DEPTH} levels`, null, "invalid_json"),
+      );
     const request = parseCreate(body as Record<string, unknown>);
     if (request instanceof LlmdError) return sendError(res, request);
     const headers = flattenHeaders(req.headers);
