@@ -585,7 +585,8 @@ function connectionCase(random: Random, target: FuzzTarget): FuzzCase {
     const all = Buffer.concat(parts);
     // Sometimes in odd slices, as a slow client's packets.
     const chunks: Buffer[] = [];
-    if (random() < 0.5) chunks.push(all);
+    if (random() < 0.5 || all.length > 64 * 1024)
+      chunks.push(all); // (multi-MB in 100-byte slices outlasts the client timeout)
     else
       for (let at = 0; at < all.length; ) {
         const step = 1 + int(random, 200);
