@@ -26,10 +26,16 @@ export function sendError(res: ClientSink, err: unknown, headers: OutgoingHttpHe
   sendJson(res, status, body, { ...headers, ...errorHeaders });
 }
 
-/** Ends an SSE stream that already started with one `data: {"error":…}` event (never hangs). */
+/** The `data: {"error":…}` event that ends a failed OpenAI stream. */
+export function sseErrorEvent(err: LlmdError): string {
+  return `data: ${JSON.stringify(toOpenAIError(err).body)}\n\n`;
+}
+
+/** Ends an SSE stream that already started with its sink's error event (never hangs). */
 export function endStreamWithError(res: ClientSink, err: LlmdError): void {
   if (res.destroyed || res.writableEnded) return;
-  res.end(`data: ${JSON.stringify(toOpenAIError(err).body)}\n\n`);
+  if (res.endWithError) res.endWithError(err);
+  else res.end(sseErrorEvent(err));
 }
 
 /** The upstream failed after the request reached it (502, or 504 for a timeout). */

@@ -8,7 +8,7 @@
 import type { OutgoingHttpHeaders, ServerResponse } from "node:http";
 import { LlmdError } from "../api/errors.ts";
 import { outputMessage } from "../api/responses.ts";
-import { sendError, sendJson } from "./respond.ts";
+import { sendError, sendJson, sseErrorEvent } from "./respond.ts";
 import type { ClientSink } from "./types.ts";
 import {
   type Generation,
@@ -130,14 +130,14 @@ export class ResponsesSink implements ClientSink {
     return this;
   }
 
+  /** A started stream failed (eviction, upstream failure, drain): an `error` event ends it. */
+  endWithError(error: LlmdError): void {
+    this.finishing = true;
+    if (this.mode === "stream") this.res.end(this.events.error(error.code, error.message));
+    else this.res.end(sseErrorEvent(error));
+  }
+
   private endStream(tail: string): void {
-    // The gateway ends a started stream with one `data: {"error":…}` event (eviction, upstream failure).
-    const failure = /^data: (\{"error".*\})\s*$/s.exec(tail);
-    if (failure) {
-      const { error } = JSON.parse(failure[1]!) as { error: { code: string; message: string } };
-      this.res.end(this.events.error(String(error.code), error.message));
-      return;
-    }
     for (const delta of this.reader.chunk(tail)) this.res.write(this.events.delta(delta));
     const generation = this.reader.generation;
     void this.done(generation, this.endpointKey).then((error) => {

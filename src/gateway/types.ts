@@ -1,5 +1,6 @@
 /** What the gateway needs from its collaborators, as narrow structural contracts. */
 import type { OutgoingHttpHeaders } from "node:http";
+import type { LlmdError } from "../api/errors.ts";
 import type { Clock } from "../core/clock.ts";
 import type { OperationalLog } from "../core/log.ts";
 import type { Endpoint } from "../endpoints/endpoint.ts";
@@ -79,4 +80,6 @@ export interface ClientSink {
   end(chunk?: Buffer | string): unknown;
   once(event: "close" | "drain", listener: () => void): unknown;
   off(event: "close" | "drain", listener: () => void): unknown;
+  /** Ends a started stream with `error` in the sink's own framing (default: one `data: {"error":…}` event). */
+  endWithError?(error: LlmdError): void;
 }
