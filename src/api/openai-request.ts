@@ -97,7 +97,7 @@ export function parseResponsesRequest(body: Body): Parsed<ResponsesRequest> {
   if (items instanceof LlmdError) return { ok: false, error: items };
   const messages = itemsToMessages(instructions, items);
   if (messages.length === 0) return fail("`input` must not be empty", "input");
-  const echo = parseEcho(body, instructions);
+  const echo = parseResponseEcho(body, instructions);
   if (!echo.ok) return echo;
   const prompt = { text: renderChat(messages) };
   const generation = parseCommon(
@@ -116,8 +116,11 @@ export function parseResponsesRequest(body: Body): Parsed<ResponsesRequest> {
   };
 }
 
-/** The sampling and tool fields a response repeats, validated (`max_output_tokens` is filled in later). */
-function parseEcho(body: Body, instructions: string | null): Parsed<ResponseRequestEcho> {
+/**
+ * The sampling and tool fields a response repeats, validated as the simulator and the router both
+ * take them (`max_output_tokens` is filled in later).
+ */
+export function parseResponseEcho(body: Body, instructions: string | null): Parsed<ResponseRequestEcho> {
   const temperature = optionalNumber(body.temperature, "temperature", 0, 2);
   if (!temperature.ok) return temperature;
   const topP = optionalNumber(body.top_p, "top_p", 0, 1);

@@ -9,6 +9,7 @@ import { randomUUID } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { badRequest, LlmdError } from "../api/errors.ts";
 import { MAX_JSON_DEPTH, nestedDeeperThan } from "../api/json-depth.ts";
+import { parseResponseEcho } from "../api/openai-request.ts";
 import { renderChat } from "../api/prompt.ts";
 import { outputMessage, parseInput, type ResponseItem } from "../api/responses.ts";
 import type { TenantMap } from "../flow-control/identity.ts";
@@ -103,9 +104,6 @@ function optional<T>(
 
 const isString = (v: unknown): v is string => typeof v === "string";
 const isPositiveInt = (v: unknown): v is number => Number.isInteger(v) && (v as number) > 0;
-const isTemperature = (v: unknown): v is number => typeof v === "number" && v >= 0 && v <= 2;
-const isMetadata = (v: unknown): v is Record<string, string> =>
-  !!v && typeof v === "object" && !Array.isArray(v) && Object.values(v).every(isString);
 
 /** Validates a create body → the request, or the 400 that answers it. */
 export function parseCreate(body: Record<string, unknown>): CreateRequest | LlmdError {
@@ -129,16 +127,10 @@ export function parseCreate(body: Record<string, unknown>): CreateRequest | Llmd
       "'max_output_tokens' must be a positive integer",
       "max_output_tokens",
     ),
-    temperature: optional(
-      body.temperature,
-      isTemperature,
-      "'temperature' must be a number in [0, 2]",
-      "temperature",
-    ),
-    metadata: optional(body.metadata, isMetadata, "'metadata' must map strings to strings", "metadata"),
-    tools: optional(body.tools, Array.isArray, "'tools' must be an array", "tools"),
   };
   for (const value of Object.values(fields)) if (value instanceof LlmdError) return value;
+  const echo = parseResponseEcho(body, fields.instructions as string | null);
+  if (!echo.ok) return echo.error;
   if (body.stream !== undefined && typeof body.stream !== "boolean")
     return badRequest("'stream' must be a boolean", "stream");
   if (body.store !== undefined && typeof body.store !== "boolean")
@@ -153,9 +145,9 @@ export function parseCreate(body: Record<string, unknown>): CreateRequest | Llmd
     store: body.store !== false,
     previousResponseId: fields.previousResponseId as string | null,
     maxOutputTokens: fields.maxOutputTokens as number | null,
-    temperature: fields.temperature as number | null,
-    metadata: (fields.metadata as Record<string, string> | null) ?? {},
-    tools: (fields.tools as unknown[] | null) ?? [],
+    temperature: echo.value.temperature,
+    metadata: echo.value.metadata,
+    tools: echo.value.tools,
     passthrough,
   };
 }
