@@ -181,3 +181,61 @@ export function outputMessage(id: string, text: string): MessageItem {
     content: [{ type: "output_text", text, annotations: [] }],
   };
 }
+
+/** Prefix of response ids. */
+export const RESPONSE_ID_PREFIX = "resp_";
+
+/** The id of response `responseId`'s output message. */
+export function outputItemId(responseId: string): string {
+  return `msg_${responseId.slice(RESPONSE_ID_PREFIX.length)}`;
+}
+
+/**
+ * The typed server-sent events of one streamed response, numbered in order, for the response's one
+ * output message: what both the simulator and the router stream, each in its own order of calls.
+ */
+export class ResponseEventWriter {
+  private sequence = 0;
+  private readonly ids: { item_id: string; output_index: 0; content_index: 0 };
+
+  constructor(private readonly itemId: string) {
+    this.ids = { item_id: itemId, output_index: 0, content_index: 0 };
+  }
+
+  /** One event: `event: <type>` and its data with `type` and `sequence_number`. */
+  event(type: string, fields: object): string {
+    const data = JSON.stringify({ type, sequence_number: this.sequence++, ...fields });
+    return `event: ${type}\ndata: ${data}\n\n`;
+  }
+
+  /** `response.created` and `response.in_progress` for the response as it starts. */
+  started(response: ResponseObject): string {
+    return this.event("response.created", { response }) + this.event("response.in_progress", { response });
+  }
+
+  /** The output message and its text part open. */
+  itemOpened(): string {
+    const item: MessageItem = { ...outputMessage(this.itemId, ""), status: "in_progress", content: [] };
+    return (
+      this.event("response.output_item.added", { output_index: 0, item }) +
+      this.event("response.content_part.added", { ...this.ids, part: textPart("") })
+    );
+  }
+
+  delta(text: string): string {
+    return this.event("response.output_text.delta", { ...this.ids, delta: text, logprobs: [] });
+  }
+
+  /** The text, its part and the message close. */
+  itemDone(text: string): string {
+    return (
+      this.event("response.output_text.done", { ...this.ids, text, logprobs: [] }) +
+      this.event("response.content_part.done", { ...this.ids, part: textPart(text) }) +
+      this.event("response.output_item.done", { output_index: 0, item: outputMessage(this.itemId, text) })
+    );
+  }
+}
+
+function textPart(text: string) {
+  return { type: "output_text", text, annotations: [], logprobs: [] };
+}

@@ -11,7 +11,7 @@ import { badRequest, LlmdError } from "../api/errors.ts";
 import { MAX_JSON_DEPTH, nestedDeeperThan } from "../api/json-depth.ts";
 import { parseResponseEcho } from "../api/openai-request.ts";
 import { renderChat } from "../api/prompt.ts";
-import { outputMessage, parseInput, type ResponseItem } from "../api/responses.ts";
+import { outputItemId, outputMessage, parseInput, type ResponseItem } from "../api/responses.ts";
 import type { TenantMap } from "../flow-control/identity.ts";
 import { type InferenceDeps, serveRequest, withBody } from "./inference.ts";
 import { flattenHeaders } from "./parse-request.ts";
@@ -21,7 +21,7 @@ import {
   RESPONSE_CHAIN_ATTRIBUTE,
 } from "../scheduler/framework/data-keys.ts";
 import type { SchedulingRequest } from "../scheduler/framework/types.ts";
-import { type Generation, outputItemId, type ResponseEcho, responseObject } from "../responses/render.ts";
+import { type Generation, type ResponseEcho, responseObject } from "../responses/render.ts";
 import { type CachedChain, ChainCache, EMPTY_CHAIN, extendChain, sameIds } from "../responses/chain-cache.ts";
 import { ResponsesSink } from "./responses-sink.ts";
 import {

@@ -7,16 +7,10 @@
  */
 import type { OutgoingHttpHeaders, ServerResponse } from "node:http";
 import { LlmdError } from "../api/errors.ts";
-import { outputMessage } from "../api/responses.ts";
+import { outputItemId, outputMessage } from "../api/responses.ts";
 import { sendError, sendJson, sseErrorEvent } from "./respond.ts";
 import type { ClientSink } from "./types.ts";
-import {
-  type Generation,
-  outputItemId,
-  type ResponseEcho,
-  ResponseEvents,
-  responseObject,
-} from "../responses/render.ts";
+import { type Generation, type ResponseEcho, ResponseEvents, responseObject } from "../responses/render.ts";
 import { GenerationReader, type ResponsesBackend } from "../responses/upstream.ts";
 
 /** Called once the generation is complete, before the client sees its end; an error answers instead. */

@@ -5,7 +5,9 @@
  * completed), each with a `sequence_number`.
  */
 import {
+  outputItemId,
   outputMessage,
+  ResponseEventWriter,
   type ResponseItem,
   type ResponseObject,
   type ResponseUsage,
@@ -68,69 +70,33 @@ export function responseObject(echo: ResponseEcho, output: ResponseItem[], g?: G
   };
 }
 
-/** The output message id of response `id`. */
-export function outputItemId(responseId: string): string {
-  return `msg_${responseId.slice("resp_".length)}`;
-}
-
-/** Typed SSE events of one streamed response. */
+/** Typed SSE events of one streamed response, in OpenAI's order. */
 export class ResponseEvents {
-  private sequence = 0;
-  private readonly itemId: string;
+  private readonly writer: ResponseEventWriter;
 
   constructor(private readonly echo: ResponseEcho) {
-    this.itemId = outputItemId(echo.id);
+    this.writer = new ResponseEventWriter(outputItemId(echo.id));
   }
 
   /** Everything before the first delta. */
   opening(): string {
-    const inProgress = responseObject(this.echo, []);
-    const item = { ...outputMessage(this.itemId, ""), status: "in_progress", content: [] };
-    return (
-      this.event("response.created", { response: inProgress }) +
-      this.event("response.in_progress", { response: inProgress }) +
-      this.event("response.output_item.added", { output_index: 0, item }) +
-      this.event("response.content_part.added", {
-        item_id: this.itemId,
-        output_index: 0,
-        content_index: 0,
-        part: { type: "output_text", text: "", annotations: [] },
-      })
-    );
+    return this.writer.started(responseObject(this.echo, [])) + this.writer.itemOpened();
   }
 
   /** One text delta. */
   delta(text: string): string {
-    return this.event("response.output_text.delta", {
-      item_id: this.itemId,
-      output_index: 0,
-      content_index: 0,
-      delta: text,
-      logprobs: [],
-    });
+    return this.writer.delta(text);
   }
 
   /** Everything after the last delta, ending with `response.completed` (or `incomplete`). */
   closing(g: Generation): string {
-    const item = outputMessage(this.itemId, g.text);
-    const part = { type: "output_text", text: g.text, annotations: [] };
-    const done = responseObject(this.echo, [item], g);
-    const ids = { item_id: this.itemId, output_index: 0, content_index: 0 };
-    return (
-      this.event("response.output_text.done", { ...ids, text: g.text, logprobs: [] }) +
-      this.event("response.content_part.done", { ...ids, part }) +
-      this.event("response.output_item.done", { output_index: 0, item }) +
-      this.event(g.truncated ? "response.incomplete" : "response.completed", { response: done })
-    );
+    const done = responseObject(this.echo, [outputMessage(outputItemId(this.echo.id), g.text)], g);
+    const end = g.truncated ? "response.incomplete" : "response.completed";
+    return this.writer.itemDone(g.text) + this.writer.event(end, { response: done });
   }
 
   /** An `error` event (the stream then ends). */
   error(code: string, message: string): string {
-    return this.event("error", { code, message, param: null });
-  }
-
-  private event(type: string, fields: Record<string, unknown>): string {
-    const data = JSON.stringify({ type, sequence_number: this.sequence++, ...fields });
-    return `event: ${type}\ndata: ${data}\n\n`;
+    return this.writer.event("error", { code, message, param: null });
   }
 }

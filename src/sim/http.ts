@@ -81,10 +81,5 @@ export function sseData(payload: unknown): string {
   return `data: ${JSON.stringify(payload)}\n\n`;
 }
 
-/** One SSE event named `type` carrying `payload` as JSON. */
-export function sseEvent(type: string, payload: unknown): string {
-  return `event: ${type}\ndata: ${JSON.stringify(payload)}\n\n`;
-}
-
 /** The event that ends a chat or completions stream. */
 export const SSE_DONE = "data: [DONE]\n\n";

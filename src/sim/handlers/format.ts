@@ -13,12 +13,15 @@ import type {
 } from "../../api/openai.ts";
 import {
   type MessageItem,
+  outputItemId,
   outputMessage,
+  RESPONSE_ID_PREFIX,
+  ResponseEventWriter,
   type ResponseObject,
   type ResponseRequestEcho,
   type ResponseUsage,
 } from "../../api/responses.ts";
-import { SSE_DONE, sseData, sseEvent } from "../http.ts";
+import { SSE_DONE, sseData } from "../http.ts";
 
 /** Identity of one response, repeated in every chunk. */
 export interface ResponseHead {
@@ -126,8 +129,6 @@ export const chatFormat: ResponseFormat = {
   },
 };
 
-const RESPONSE_ID_PREFIX = "resp_";
-
 /** The engine's usage in the Responses API's names; the simulator does not reason. */
 function responseUsage(usage: Usage): ResponseUsage {
   return {
@@ -147,8 +148,8 @@ function responseUsage(usage: Usage): ResponseUsage {
  * `completed` (vLLM's statuses).
  */
 export function responsesFormat(echo: ResponseRequestEcho): ResponseFormat {
-  const itemId = (head: ResponseHead) => `msg_${head.id.slice(RESPONSE_ID_PREFIX.length)}`;
-  const message = (head: ResponseHead, text: string): MessageItem => outputMessage(itemId(head), text);
+  const message = (head: ResponseHead, text: string): MessageItem =>
+    outputMessage(outputItemId(head.id), text);
   const object = (
     head: ResponseHead,
     status: ResponseObject["status"],
@@ -183,46 +184,28 @@ export function responsesFormat(echo: ResponseRequestEcho): ResponseFormat {
     idPrefix: RESPONSE_ID_PREFIX,
     full,
     stream(head) {
-      let sequence = 0;
-      const event = (type: string, fields: object) =>
-        sseEvent(type, { type, sequence_number: sequence++, ...fields });
-      const item = { item_id: itemId(head), output_index: 0 };
-      const part = { ...item, content_index: 0 };
-      const textPart = (text: string) => ({ type: "output_text", text, annotations: [], logprobs: [] });
+      const events = new ResponseEventWriter(outputItemId(head.id));
       // The message and its part open with the first chunk (as vLLM does), or at the end when the
       // output is empty and no chunk carried text.
       let opened = false;
       const openItem = (): string => {
         if (opened) return "";
         opened = true;
-        const added: MessageItem = { ...outputMessage(item.item_id, ""), status: "in_progress", content: [] };
-        return (
-          event("response.output_item.added", { output_index: 0, item: added }) +
-          event("response.content_part.added", { ...part, part: textPart("") })
-        );
+        return events.itemOpened();
       };
       return {
-        open() {
-          const pending = object(head, "in_progress", [], null);
-          return (
-            event("response.created", { response: pending }) +
-            event("response.in_progress", { response: pending })
-          );
-        },
+        open: () => events.started(object(head, "in_progress", [], null)),
         chunk(text) {
           const opening = openItem();
-          if (text === "") return opening;
-          return opening + event("response.output_text.delta", { ...part, delta: text, logprobs: [] });
+          return text === "" ? opening : opening + events.delta(text);
         },
         // OpenAI ends an incomplete stream with `response.incomplete`; vLLM always sends
         // `response.completed`, its response carrying the status, and the simulator follows vLLM.
         close(text, finish, usage) {
           return (
             openItem() +
-            event("response.output_text.done", { ...part, text, logprobs: [] }) +
-            event("response.content_part.done", { ...part, part: textPart(text) }) +
-            event("response.output_item.done", { output_index: 0, item: message(head, text) }) +
-            event("response.completed", { response: full(head, text, finish, usage) })
+            events.itemDone(text) +
+            events.event("response.completed", { response: full(head, text, finish, usage) })
           );
         },
       };
