@@ -181,8 +181,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     ...(options.poolName ? { poolName: options.poolName } : {}),
     onScheduled: (seconds) => metrics.scheduled(seconds),
   });
-  const gatePool = { candidates: () => pool.candidates(), on: pool.on?.bind(pool) };
-  const admission = createGatewayAdmission(lifecycle, gatePool, clock, options.admission?.pollIntervalMs);
+  const admission = createGatewayAdmission(lifecycle, pool, clock, options.admission?.pollIntervalMs);
   const deps: InferenceDeps = {
     lifecycle,
     pool,

@@ -9,6 +9,7 @@
  */
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
+import { Registry } from "prom-client";
 import { type Dispatcher, request } from "undici";
 import { loadConfig } from "../../src/config/index.ts";
 import { ManualClock } from "../../src/core/clock.ts";
@@ -107,7 +108,7 @@ function listWorkload(list: readonly Arrival[]): Workload {
 async function throughFleet(): Promise<{ outcomes: Outcomes; counters: string[] }> {
   const clock = new ManualClock();
   const router = loadConfig(CONFIG, { clock, allowExperimentalPlugins: true });
-  const registry = new (await import("prom-client")).Registry();
+  const registry = new Registry();
   const result = await runFleet({
     replicas: REPLICAS,
     createEngine: () => createEngine({ profile: "h200-llama3-8b" }),

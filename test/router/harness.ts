@@ -147,6 +147,27 @@ export async function spawnRouter(args: readonly string[], port = 0): Promise<Ro
   throw new Error(`llmd router exited before listening: ${seen}${stderr}`);
 }
 
+/** Spawns `llmd up --port 0 --sim-base-port 0 …args` and resolves with the router URL it prints. */
+export async function spawnUp(args: readonly string[]): Promise<{ child: ChildProcess; url: string }> {
+  const child = spawn(process.execPath, [CLI_BIN, "up", "--port", "0", "--sim-base-port", "0", ...args], {
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  let seen = "";
+  for await (const chunk of child.stdout as AsyncIterable<Buffer>) {
+    seen += chunk.toString();
+    const url = /router listening on (http:\/\/\S+)/.exec(seen)?.[1];
+    if (url) return { child, url };
+  }
+  throw new Error(`llmd up exited before listening: ${seen}`);
+}
+
+/** SIGTERMs `child` and waits for it to exit. */
+export async function stopChild(child: ChildProcess): Promise<void> {
+  const exited = exitOf(child);
+  child.kill("SIGTERM");
+  await exited;
+}
+
 /** Resolves with the exit code (or signal name) of `child`, at once when it already exited. */
 export async function exitOf(child: ChildProcess): Promise<number | string> {
   if (child.exitCode !== null || child.signalCode !== null) return child.exitCode ?? String(child.signalCode);

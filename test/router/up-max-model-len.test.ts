@@ -1,26 +1,18 @@
 /** `llmd up --max-model-len` reaches the simulators: a prompt longer than it gets vLLM's 400. */
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
-import { once } from "node:events";
 import { test } from "node:test";
-import { fileURLToPath } from "node:url";
-
-const CLI_BIN = fileURLToPath(new URL("../../bin/llmd.js", import.meta.url));
+import { spawnUp, stopChild } from "./harness.ts";
 
 test("llmd up --max-model-len caps the simulators' context", async () => {
-  const args = ["up", "--replicas", "1", "--port", "0", "--sim-base-port", "0", "--max-model-len", "64"];
-  const child = spawn(process.execPath, [CLI_BIN, ...args, "--responses-store", "off"], {
-    stdio: ["ignore", "pipe", "inherit"],
-  });
+  const { child, url } = await spawnUp([
+    "--replicas",
+    "1",
+    "--max-model-len",
+    "64",
+    "--responses-store",
+    "off",
+  ]);
   try {
-    let out = "";
-    let url: string | undefined;
-    for await (const chunk of child.stdout as AsyncIterable<Buffer>) {
-      out += chunk.toString();
-      url = /router listening on (http:\/\/\S+)/.exec(out)?.[1];
-      if (url) break;
-    }
-    assert.ok(url, out);
     const send = (prompt: string) =>
       fetch(`${url}/v1/completions`, {
         method: "POST",
@@ -32,8 +24,6 @@ test("llmd up --max-model-len caps the simulators' context", async () => {
     assert.equal(long.status, 400);
     assert.match(await long.text(), /maximum context length is 64 tokens/);
   } finally {
-    const exited = once(child, "exit");
-    child.kill("SIGTERM");
-    await exited;
+    await stopChild(child);
   }
 });

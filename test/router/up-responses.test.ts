@@ -5,16 +5,14 @@
  * turn, and its responses are retrieved, listed and deleted.
  */
 import assert from "node:assert/strict";
-import { type ChildProcess, spawn } from "node:child_process";
-import { once } from "node:events";
+import type { ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, test } from "node:test";
-import { fileURLToPath } from "node:url";
 import OpenAI from "openai";
+import { spawnUp, stopChild } from "./harness.ts";
 
-const CLI_BIN = fileURLToPath(new URL("../../bin/llmd.js", import.meta.url));
 const MODEL = "meta-llama/Llama-3.1-8B-Instruct";
 const dir = mkdtempSync(join(tmpdir(), "llmd-up-responses-"));
 const running: ChildProcess[] = [];
@@ -24,26 +22,18 @@ after(() => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-/** Starts `llmd up` on the test's store; resolves with the child and the router URL. */
+/** `llmd up` with two replicas on the test's store. */
 async function up(): Promise<{ child: ChildProcess; url: string }> {
-  const args = ["up", "--replicas", "2", "--port", "0", "--sim-base-port", "0", "--speed", "50"];
-  const child = spawn(process.execPath, [CLI_BIN, ...args, "--responses-store", join(dir, "r.sqlite")], {
-    stdio: ["ignore", "pipe", "inherit"],
-  });
-  running.push(child);
-  let out = "";
-  for await (const chunk of child.stdout as AsyncIterable<Buffer>) {
-    out += chunk.toString();
-    const url = /router listening on (http:\/\/\S+)/.exec(out)?.[1];
-    if (url) return { child, url };
-  }
-  throw new Error(`no router URL in: ${out}`);
-}
-
-async function stop(child: ChildProcess): Promise<void> {
-  const exited = once(child, "exit");
-  child.kill("SIGTERM");
-  await exited;
+  const stack = await spawnUp([
+    "--replicas",
+    "2",
+    "--speed",
+    "50",
+    "--responses-store",
+    join(dir, "r.sqlite"),
+  ]);
+  running.push(stack.child);
+  return stack;
 }
 
 test("a chained conversation through llmd up: same replica, history cached, kept across a restart", async () => {
@@ -64,7 +54,7 @@ test("a chained conversation through llmd up: same replica, history cached, kept
   assert.equal(second.response.headers.get("x-llmd-endpoint"), first.response.headers.get("x-llmd-endpoint"));
   const usage = second.data.usage!;
   assert.ok(usage.input_tokens_details.cached_tokens > usage.input_tokens / 2, JSON.stringify(usage));
-  await stop(stack.child);
+  await stopChild(stack.child);
   stack = await up();
   client = new OpenAI({ baseURL: `${stack.url}/v1`, apiKey: "unused", maxRetries: 0 });
   const third = await client.responses.create({
@@ -92,5 +82,5 @@ test("a chained conversation through llmd up: same replica, history cached, kept
   assert.equal((await client.responses.retrieve(fourth.id)).previous_response_id, third.id);
   await client.responses.delete(third.id);
   await assert.rejects(client.responses.retrieve(third.id), (err: { status?: number }) => err.status === 404);
-  await stop(stack.child);
+  await stopChild(stack.child);
 });
