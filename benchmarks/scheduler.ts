@@ -87,6 +87,7 @@ function buildScheduler(maxPrefixTokensToMatch: number) {
     profileHandler: instantiate<ProfileHandler>(singleProfile, {}, env("single-profile-handler")),
     profiles: new Map([["default", profile]]),
     headerProcessors: [],
+    screeners: [],
     producers: [prefix, load],
     preRequests: [prefix, load],
     responseHooks: [],

@@ -6,14 +6,13 @@
 
 const groups: readonly [string, readonly string[]][] = [
   [
-    "P/D beyond disagg-profile-handler (not built: deprecated P/D handlers, the coordinator's header handler, P2P KV pull, DisaggregatedSet rollouts)",
+    "P/D beyond disagg-profile-handler (not built: deprecated P/D handlers, the coordinator's header handler, P2P KV pull)",
     [
       "pd-profile-handler",
       "header-profile-handler",
       "disagg-headers-handler",
       "prefill-header-handler",
       "p2p-source-producer",
-      "disaggregatedset-rollout-screener",
     ],
   ],
   [

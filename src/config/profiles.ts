@@ -13,6 +13,7 @@ import {
   isRequestHeaderProcessor,
   isResponseHooks,
   isScorer,
+  isScreener,
 } from "../scheduler/framework/guards.ts";
 import type { SchedulerParts } from "../scheduler/framework/scheduler.ts";
 import type {
@@ -159,6 +160,7 @@ export function buildSchedulerParts(
     profileHandler,
     profiles,
     headerProcessors: all.filter(isRequestHeaderProcessor),
+    screeners: all.filter(isScreener),
     producers: orderProducers(all.filter(isDataProducer), set),
     preRequests: all.filter(isPreRequest),
     responseHooks: all.filter(isResponseHooks),

@@ -63,3 +63,15 @@ export function emptyMetrics(): EndpointMetrics {
 
 /** `llm-d.ai/role` label values and what they serve. */
 export const ROLE_LABEL = "llm-d.ai/role";
+/** Role values that can prefill (llm-d's prefill-filter). */
+export const PREFILL_ROLES: readonly string[] = [
+  "prefill",
+  "encode-prefill",
+  "prefill-decode",
+  "both",
+  "encode-prefill-decode",
+];
+/** Role values that can decode (llm-d's decode-filter, which also keeps unlabeled endpoints). */
+export const DECODE_ROLES: readonly string[] = ["decode", "prefill-decode", "both", "encode-prefill-decode"];
+/** Role values that can encode (llm-d's encode-filter). */
+export const ENCODE_ROLES: readonly string[] = ["encode", "encode-prefill", "encode-prefill-decode"];

@@ -11,6 +11,7 @@ import type {
   RequestHeaderProcessor,
   ResponseHooks,
   Scorer,
+  Screener,
 } from "./types.ts";
 import type { DataLayerPlugin } from "../../endpoints/data-layer/plugin.ts";
 import type { Plugin } from "../../plugin/types.ts";
@@ -23,6 +24,8 @@ function has(plugin: Plugin, method: string): boolean {
 
 /** True when the plugin implements `filter`. */
 export const isFilter = (p: Plugin): p is Filter => has(p, "filter");
+/** True when the plugin implements `screen`. */
+export const isScreener = (p: Plugin): p is Screener => has(p, "screen");
 /** True when the plugin implements `score`. */
 export const isScorer = (p: Plugin): p is Scorer => has(p, "score");
 /** True when the plugin implements `pick`. */
@@ -49,6 +52,7 @@ const dataLayerKind = (kind: string) => (p: Plugin) => isDataLayerPlugin(p) && p
 
 const KIND_CHECKS: readonly [string, (p: Plugin) => boolean][] = [
   ["profile-handler", isProfileHandler],
+  ["screener", isScreener],
   ["filter", isFilter],
   ["scorer", isScorer],
   ["picker", isPicker],

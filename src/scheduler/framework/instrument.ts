@@ -21,6 +21,7 @@ import type { Plugin } from "../../plugin/types.ts";
 export const EXTENSION_POINTS = {
   processRequestHeaders: "RequestHeader",
   produce: "DataProducer",
+  screen: "Screener",
   pickProfiles: "ProfilePicker",
   filter: "Filter",
   score: "Scorer",
@@ -94,6 +95,7 @@ export function instrumentParts(parts: SchedulerParts, observer: SchedulerObserv
     profileHandler: wrap(parts.profileHandler),
     profiles,
     headerProcessors: parts.headerProcessors.map(wrap),
+    screeners: parts.screeners.map(wrap),
     producers: parts.producers.map(wrap),
     preRequests: parts.preRequests.map(wrap),
     responseHooks: parts.responseHooks.map(wrap),

@@ -32,6 +32,7 @@ const partsOf = (profile: SchedulerProfile, extra: Partial<SchedulerParts> = {})
   profileHandler: singleProfileHandler.create({}, makeEnv("h")) as ProfileHandler,
   profiles: new Map([[profile.name, profile]]),
   headerProcessors: [],
+  screeners: [],
   producers: [],
   preRequests: [],
   responseHooks: [],

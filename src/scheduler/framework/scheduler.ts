@@ -17,6 +17,7 @@ import type {
   ResponseUsage,
   SchedulerProfile,
   SchedulingContext,
+  Screener,
   SchedulingResult,
   TerminationCause,
 } from "./types.ts";
@@ -26,6 +27,8 @@ export interface SchedulerParts {
   readonly profileHandler: ProfileHandler;
   readonly profiles: ReadonlyMap<string, SchedulerProfile>;
   readonly headerProcessors: readonly RequestHeaderProcessor[];
+  /** Narrow the request's candidates, in order, before the first profile runs. */
+  readonly screeners: readonly Screener[];
   /** In dependency order (a producer runs after the producers of the keys it consumes). */
   readonly producers: readonly DataProducer[];
   readonly preRequests: readonly PreRequest[];
@@ -54,8 +57,9 @@ export class Scheduler implements RequestScheduler {
     }
   }
 
-  schedule(ctx: SchedulingContext, endpoints: readonly Endpoint[]): SchedulingResult | LlmdError {
-    const { profileHandler, profiles } = this.parts;
+  schedule(ctx: SchedulingContext, candidates: readonly Endpoint[]): SchedulingResult | LlmdError {
+    const { profileHandler, profiles, screeners } = this.parts;
+    const endpoints = screeners.reduce((kept, screener) => screener.screen(ctx, kept), candidates);
     const results = new Map<string, ProfileRunResult | null>();
     // A handler that keeps naming profiles already run would loop forever: cap the rounds.
     for (let round = 0; round <= profiles.size; round++) {

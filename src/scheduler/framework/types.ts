@@ -59,6 +59,14 @@ export interface Filter extends Plugin {
 /** llm-d's informational scorer category. */
 export type ScorerCategory = "affinity" | "distribution" | "balance";
 
+/**
+ * Narrows the candidates of the whole request before any profile runs (llm-d's Screener), so every
+ * profile of one request (e.g. its prefill and its decode) chooses from the same screened set.
+ */
+export interface Screener extends Plugin {
+  screen(ctx: SchedulingContext, endpoints: readonly Endpoint[]): readonly Endpoint[];
+}
+
 /** Scores endpoints in [0,1]; the result is aligned by index with `endpoints`. */
 export interface Scorer extends Plugin {
   readonly category: ScorerCategory;

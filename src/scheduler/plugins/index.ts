@@ -19,6 +19,7 @@ import { definition as approxPrefixCacheProducer } from "./approx-prefix-cache-p
 import { definition as dataParallelProfileHandler } from "./data-parallel-profile-handler/index.ts";
 import { definition as decodeFilter } from "./decode-filter/index.ts";
 import { definition as disaggProfileHandler } from "./disagg-profile-handler/index.ts";
+import { definition as disaggregatedsetRolloutScreener } from "./disaggregatedset-rollout-screener/index.ts";
 import { definition as encodeFilter } from "./encode-filter/index.ts";
 import { definition as inflightLoadProducer } from "./inflight-load-producer/index.ts";
 import { definition as kvCacheUtilizationScorer } from "./kv-cache-utilization-scorer/index.ts";
@@ -60,6 +61,7 @@ export const schedulingPlugins: readonly AnyPluginDefinition[] = [
   dataParallelProfileHandler,
   decodeFilter,
   disaggProfileHandler,
+  disaggregatedsetRolloutScreener,
   encodeFilter,
   inflightLoadProducer,
   kvCacheUtilizationScorer,

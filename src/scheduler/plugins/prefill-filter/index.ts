@@ -1,4 +1,5 @@
 /** `prefill-filter`: endpoints that can prefill (llm-d.ai/role prefill-capable; unlabeled excluded). */
+import { PREFILL_ROLES } from "../../../endpoints/endpoint.ts";
 import { defineRoleFilter } from "../../framework/role-filter.ts";
 
 /** Keeps role ∈ {prefill, encode-prefill, prefill-decode, both, encode-prefill-decode} (llm-d). */
@@ -6,6 +7,6 @@ export const definition = defineRoleFilter({
   type: "prefill-filter",
   stability: "beta",
   description: "Keeps prefill-capable endpoints (llm-d.ai/role); unlabeled endpoints are dropped",
-  roles: ["prefill", "encode-prefill", "prefill-decode", "both", "encode-prefill-decode"],
+  roles: PREFILL_ROLES,
   keepUnlabeled: false,
 });
