@@ -1,11 +1,11 @@
 /**
- * The slow-client bounds of `llmd router` and `llmd up`: header and body timeouts (nginx's
- * `client_header_timeout` / `client_body_timeout`, 60 s each) and the bytes of request bodies the
- * router holds at once.
+ * The slow-client bounds of `llmd router`, `llmd up` and `llmd sim`: header and body timeouts
+ * (nginx's `client_header_timeout` / `client_body_timeout`, 60 s each) and the bytes of request
+ * bodies the server holds at once.
  */
 import type { Command } from "commander";
 import { LlmdError } from "../api/errors.ts";
-import { DEFAULT_MAX_INFLIGHT_BODY_BYTES } from "../gateway/body.ts";
+import { DEFAULT_MAX_INFLIGHT_BODY_BYTES } from "../api/request-body.ts";
 import { durationFlag, numberFlag } from "./flags.ts";
 
 /** Parsed edge flags. */
@@ -15,24 +15,29 @@ export interface EdgeFlags {
   maxInflightBodyBytes: string;
 }
 
+/** The edge flags as [flags, description, default], shared by `llmd router`, `llmd up` and `llmd sim`. */
+export const EDGE_FLAGS: readonly (readonly [flags: string, description: string, fallback: string])[] = [
+  [
+    "--header-timeout <duration>",
+    "a client that has not sent its request headers by then gets 408 and is disconnected",
+    "60s",
+  ],
+  [
+    "--body-timeout <duration>",
+    "a client that sends no body bytes for this long gets 408 and is disconnected",
+    "60s",
+  ],
+  [
+    "--max-inflight-body-bytes <n>",
+    "request bodies the server holds in memory at once; a body past it gets 429",
+    String(DEFAULT_MAX_INFLIGHT_BODY_BYTES),
+  ],
+];
+
 /** Adds `--header-timeout`, `--body-timeout` and `--max-inflight-body-bytes` to a command. */
 export function withEdgeFlags(command: Command): Command {
-  return command
-    .option(
-      "--header-timeout <duration>",
-      "a client that has not sent its request headers by then gets 408 and is disconnected",
-      "60s",
-    )
-    .option(
-      "--body-timeout <duration>",
-      "a client that sends no body bytes for this long gets 408 and is disconnected",
-      "60s",
-    )
-    .option(
-      "--max-inflight-body-bytes <n>",
-      "request bodies the router holds in memory at once; a body past it gets 429",
-      String(DEFAULT_MAX_INFLIGHT_BODY_BYTES),
-    );
+  for (const [flags, description, fallback] of EDGE_FLAGS) command.option(flags, description, fallback);
+  return command;
 }
 
 /** A timeout flag in ms: a duration > 0. */

@@ -14,7 +14,7 @@ import type { RequestLifecycle } from "../lifecycle/lifecycle.ts";
 import type { Placement } from "../lifecycle/placement.ts";
 import type { ResponseUsage, SchedulingContext, SchedulingRequest } from "../scheduler/framework/types.ts";
 import type { GatewayAdmission, Lease } from "./admission.ts";
-import { type BodyBudget, closesConnection, readBody } from "./body.ts";
+import { type BodyBudget, closesConnection, readBody } from "../api/request-body.ts";
 import type { GatewayDrain } from "./drain.ts";
 import { type ForwardOutcome, forward } from "./forward.ts";
 import { upstreamRequestHeaders, withPluginHeaders } from "./headers.ts";

@@ -19,8 +19,8 @@ import {
   DEFAULT_HEADER_TIMEOUT_MS,
   DEFAULT_MAX_BODY_BYTES,
   DEFAULT_MAX_INFLIGHT_BODY_BYTES,
-} from "./body.ts";
-import { answerClientError } from "./client-errors.ts";
+} from "../api/request-body.ts";
+import { answerEdgeErrors, edgeServerOptions } from "../api/http-edge.ts";
 import { type DrainOutcome, GatewayDrain, shuttingDown } from "./drain.ts";
 import { handleInference, type InferenceDeps } from "./inference.ts";
 import { InflightTracker } from "./inflight.ts";
@@ -200,18 +200,10 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   const responses = options.responses && new ResponsesService(options.responses, options.admission?.tenants);
   const headerTimeoutMs = options.headerTimeoutMs ?? DEFAULT_HEADER_TIMEOUT_MS;
   const server = createServer(
-    {
-      keepAliveTimeout: 65_000,
-      headersTimeout: headerTimeoutMs,
-      // The body is bounded by --body-timeout between reads, as nginx does, not in total.
-      requestTimeout: 0,
-      // node checks the header timeout at this period: a quarter of it, so a stalled client is cut
-      // within 1.25× the timeout.
-      connectionsCheckingInterval: Math.max(10, Math.min(30_000, headerTimeoutMs / 4)),
-    },
+    edgeServerOptions(headerTimeoutMs),
     serve(deps, (req, res) => route(deps, responses, req, res)),
   );
-  server.on("clientError", answerClientError(headerTimeoutMs));
+  answerEdgeErrors(server, headerTimeoutMs);
   const host = options.host ?? "127.0.0.1";
   const port = await listen(server, options.port ?? 8080, host);
   let closing: Promise<void> | undefined;

@@ -6,7 +6,14 @@
 import { readFileSync } from "node:fs";
 import { parse as parseYaml } from "yaml";
 import { z } from "zod";
+import {
+  DEFAULT_BODY_TIMEOUT_MS,
+  DEFAULT_HEADER_TIMEOUT_MS,
+  DEFAULT_MAX_INFLIGHT_BODY_BYTES,
+} from "../api/request-body.ts";
+import { KV_LINK_NAMES } from "../engine/kv-transfer.ts";
 import { kvEventsConfigSchema } from "./kv-events-config.ts";
+import { kvTransferConfigSchema } from "./kv-transfer-config.ts";
 
 const GO_DURATION = /(\d+(?:\.\d+)?)(ns|us|µs|ms|s|m|h)/gy;
 const UNIT_MS: Record<string, number> = { ns: 1e-6, us: 1e-3, µs: 1e-3, ms: 1, s: 1e3, m: 6e4, h: 3.6e6 };
@@ -44,6 +51,9 @@ const durationOrSeconds = z.union([z.number(), z.string()]).transform((v, ctx) =
   }
   return ms;
 });
+
+/** A timeout: a duration > 0 (bare numbers are seconds). */
+const positiveDuration = durationOrSeconds.refine((ms) => ms > 0, "expected a duration > 0");
 
 const int = (min: number, max = Number.MAX_SAFE_INTEGER) => z.coerce.number().int().min(min).max(max);
 const stringList = z
@@ -133,6 +143,19 @@ export const simConfigSchema = z
       .union([z.boolean(), z.enum(["true", "false"]).transform((v) => v === "true")])
       .default(false),
     "drain-timeout": durationOrSeconds.default(30_000),
+    // P/D KV transfer (docs/simulator.md#kv-transfer-pd).
+    "kv-transfer-config": kvTransferConfigSchema.optional(),
+    "kv-side-channel-host": z.string().min(1).optional(),
+    "kv-side-channel-port": int(0, 65535).default(0),
+    "kv-abort-timeout": durationOrSeconds.default(480_000),
+    "kv-transfer-link": z.enum(KV_LINK_NAMES).default("infiniband"),
+    "kv-transfer-bandwidth": z.coerce.number().positive().optional(),
+    "kv-transfer-link-latency": duration.optional(),
+    "kv-transfer-failure-rate": z.coerce.number().min(0).max(100).default(0),
+    // The edge, as the router's: nginx's 60 s timeouts, 1 GiB of bodies held at once.
+    "header-timeout": positiveDuration.default(DEFAULT_HEADER_TIMEOUT_MS),
+    "body-timeout": positiveDuration.default(DEFAULT_BODY_TIMEOUT_MS),
+    "max-inflight-body-bytes": int(1).default(DEFAULT_MAX_INFLIGHT_BODY_BYTES),
     ...Object.fromEntries(IGNORED_KEYS.map((k) => [k, z.unknown().optional()])),
   })
   .strict();

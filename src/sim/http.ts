@@ -1,39 +1,34 @@
 /**
- * Small node:http helpers for the simulator: bounded body reading, JSON and OpenAI-error replies,
+ * Small node:http helpers for the simulator: body reading under the edge's bounds, JSON and OpenAI-error replies,
  * and Server-Sent Events in OpenAI's two framings: chat/completions' `data: {...}\n\n` closed by
  * `data: [DONE]`, and the Responses API's typed `event: <type>\ndata: {...}\n\n`.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { LlmdError, toOpenAIError } from "../api/errors.ts";
+import { closesConnection, readBody as readBoundedBody } from "../api/request-body.ts";
+import type { SimContext } from "./context.ts";
 
-/** Body text, or the error to reply with (413 over `limitBytes`). */
+/** Body text, or the error to reply with. */
 export type BodyResult = { ok: true; text: string } | { ok: false; error: LlmdError };
 
-function tooLarge(limitBytes: number): BodyResult {
-  const message = `Request body exceeds the limit of ${limitBytes} bytes`;
-  return { ok: false, error: new LlmdError("request_too_large", message) };
-}
-
-/** Reads the whole request body as UTF-8, stopping early once it exceeds `limitBytes`. */
-export function readBody(req: IncomingMessage, limitBytes: number): Promise<BodyResult> {
-  const declared = Number(req.headers["content-length"]);
-  if (declared > limitBytes) return Promise.resolve(tooLarge(limitBytes));
-  return new Promise((resolve) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    const onData = (chunk: Buffer) => {
-      size += chunk.length;
-      if (size > limitBytes) {
-        req.off("data", onData);
-        resolve(tooLarge(limitBytes));
-        return;
-      }
-      chunks.push(chunk);
-    };
-    req.on("data", onData);
-    req.on("end", () => resolve({ ok: true, text: Buffer.concat(chunks, size).toString("utf8") }));
-    req.on("error", (err) => resolve({ ok: false, error: new LlmdError("invalid_request", err.message) }));
-  });
+/**
+ * Reads the whole request body as UTF-8 under the edge's bounds (src/api/request-body.ts): 413
+ * past `--max-body-bytes`, 408 when no byte arrives for `--body-timeout`, 429 when the bodies
+ * held would pass `--max-inflight-body-bytes`. A body's bytes count until its response closes.
+ */
+export async function readBody(
+  ctx: SimContext,
+  req: IncomingMessage,
+  res: ServerResponse,
+): Promise<BodyResult> {
+  const lease = ctx.bodies.lease();
+  res.once("close", () => lease.release());
+  const limits = { limitBytes: ctx.config["max-body-bytes"], timeoutMs: ctx.config["body-timeout"], lease };
+  const raw = await readBoundedBody(req, limits).catch(
+    (err: Error) => new LlmdError("invalid_request", err.message),
+  );
+  if (raw instanceof LlmdError) return { ok: false, error: raw };
+  return { ok: true, text: raw.toString("utf8") };
 }
 
 /** Sends `body` as JSON with `status`. */
@@ -53,8 +48,8 @@ export function sendJson(
 }
 
 /**
- * Sends an OpenAI error body. A 413 also closes the connection, since the rest of the oversized body
- * is left unread.
+ * Sends an OpenAI error body. A 413, or a body timeout or budget refusal, also closes the
+ * connection, since the rest of the body is left unread.
  */
 export function sendError(res: ServerResponse, err: unknown): void {
   if (res.headersSent) {
@@ -62,7 +57,7 @@ export function sendError(res: ServerResponse, err: unknown): void {
     return;
   }
   const { status, body, headers } = toOpenAIError(err);
-  if (status === 413) headers.connection = "close";
+  if (status === 413 || (err instanceof LlmdError && closesConnection(err))) headers.connection = "close";
   sendJson(res, status, body, headers);
 }
 

@@ -1,12 +1,14 @@
 /**
  * The vLLM-compatible simulator server: raw node:http around one engine. Routes the OpenAI endpoints
  * (completions, chat completions, stateless responses), `/tokenize`, `/health`, `/metrics` and
- * `/reset_prefix_cache`; wrong paths get 404, wrong methods 405, and any unexpected failure a 500 OpenAI
- * error (never a crash). With `--kv-events-config` enabled, the engine's KV events are published over
+ * `/reset_prefix_cache`; wrong paths get 404, wrong methods (CONNECT too) 405, and any unexpected
+ * failure a 500 OpenAI error (never a crash). Its edge is the router's: header and body timeouts
+ * (408), malformed HTTP (400, 431) and a bound on the bodies held at once (429). With `--kv-events-config` enabled, the engine's KV events are published over
  * ZeroMQ as vLLM publishes them (src/sim/kv-publisher.ts).
  */
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { answerEdgeErrors, edgeServerOptions } from "../api/http-edge.ts";
 import { LlmdError } from "../api/errors.ts";
 import { type SimConfig, servedModelNames } from "./config.ts";
 import { createSimContext, type SimContext } from "./context.ts";
@@ -64,13 +66,10 @@ const ROUTES = new Map<string, { method: string; handler: Handler }>(
 /** Starts a simulator on `config.host:config.port` (port 0 = any free port). */
 export async function startSimServer(config: SimConfig): Promise<SimServer> {
   const context = createSimContext(config);
-  // Idle keep-alive connections live 65 s (Node's default is 5 s): a router reusing a connection just
-  // as the server closes it sees "other side closed" before any response, a spurious 502.
-  const server = createServer({ keepAliveTimeout: 65_000 }, (req, res) => serve(context, req, res));
-  server.on("clientError", (_err, socket) => {
-    if (socket.writable) socket.end("HTTP/1.1 400 Bad Request\r\nconnection: close\r\n\r\n");
-    else socket.destroy();
-  });
+  const server = createServer(edgeServerOptions(config["header-timeout"]), (req, res) =>
+    serve(context, req, res),
+  );
+  answerEdgeErrors(server, config["header-timeout"]);
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen(config.port, config.host, () => resolve());
@@ -81,7 +80,9 @@ export async function startSimServer(config: SimConfig): Promise<SimServer> {
   let unsubscribe = () => {};
   try {
     kvEvents = await startKvEvents(config, host, port);
+    await context.kvTransfer?.start(host);
   } catch (err) {
+    kvEvents?.close();
     server.close();
     throw err;
   }
@@ -93,6 +94,7 @@ export async function startSimServer(config: SimConfig): Promise<SimServer> {
   const close = (): Promise<void> => {
     closing ??= new Promise<void>((resolve) => {
       context.driver.close();
+      context.kvTransfer?.close();
       unsubscribe();
       kvEvents?.close();
       server.close(() => resolve());

@@ -516,7 +516,7 @@ function pathCase(random: Random, target: FuzzTarget): FuzzCase {
   return {
     kind: "path/method",
     chunks: [Buffer.from(head(method, path, headers, version), "latin1"), bodyBytes],
-    // CONNECT and odd versions may leave node waiting: the FIN ends them either way.
+    // Odd versions may leave node waiting: the FIN ends them either way.
     end: "half-close",
     answerExpected: true,
   };

@@ -99,8 +99,8 @@ export interface FuzzReport {
   /** Whole requests the client gave up on (no answer, connection still open): hangs. */
   hangs: FuzzFailure[];
   /**
-   * Whole requests the server closed without an answer (node drops CONNECT without a listener,
-   * and some framing errors): reported, not a failure.
+   * Whole requests the server closed without an answer (some framing errors, half-closed
+   * partial requests): reported, not a failure.
    */
   closedUnanswered: FuzzFailure[];
   seconds: number;
@@ -261,7 +261,10 @@ export async function normalRequestChecks(url: string, label: string): Promise<C
   ];
 }
 
-/** Simulator flags for fuzzing: fast, a small context (so huge max_tokens end quickly). */
+/**
+ * Simulator flags for fuzzing: fast, a small context (so huge max_tokens end quickly), and the
+ * router's fuzzing edge (header and body timeouts 2 s, body limit 1 MiB) so stalled cases end quickly.
+ */
 export async function startFuzzSim(): Promise<SimServer> {
   const parsed = parseSimConfig({
     model: FUZZ_MODEL,
@@ -273,6 +276,9 @@ export async function startFuzzSim(): Promise<SimServer> {
     "time-to-first-token": "2ms",
     "inter-token-latency": "1ms",
     speed: 50,
+    "header-timeout": "2s",
+    "body-timeout": "2s",
+    "max-body-bytes": 1 << 20,
   });
   if (!parsed.ok) throw new Error(parsed.error);
   return startSimServer(parsed.config);

@@ -7,7 +7,7 @@ import { readFileSync } from "node:fs";
 import type { Command } from "commander";
 import { endpointsFromEnv, parseEndpointList } from "../../endpoints/sources/static-source.ts";
 import { parseObjectives, TenantMap } from "../../flow-control/identity.ts";
-import { DEFAULT_MAX_BODY_BYTES } from "../../gateway/body.ts";
+import { DEFAULT_MAX_BODY_BYTES } from "../../api/request-body.ts";
 import { type Router, type RouterResponsesOptions, startRouter } from "../../gateway/router.ts";
 import { DEFAULT_STORE_PATH } from "../../responses/open.ts";
 import { LlmdError } from "../../api/errors.ts";

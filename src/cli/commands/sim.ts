@@ -9,6 +9,7 @@ import type { Command } from "commander";
 import { LlmdError } from "../../api/errors.ts";
 import { FAILURE_TYPES, parseSimConfig, readSimConfigFile } from "../../sim/config.ts";
 import { startSimServer } from "../../sim/server.ts";
+import { EDGE_FLAGS } from "../edge-flags.ts";
 import { startupFailureLine } from "../flags.ts";
 import { drainOnSignals } from "../shutdown.ts";
 
@@ -63,6 +64,11 @@ const FLAGS: [flags: string, description: string][] = [
     'vLLM\'s KV events config, e.g. \'{"enable_kv_cache_events":true,"publisher":"zmq","endpoint":"tcp://*:5557","replay_endpoint":"tcp://*:5558"}\'',
   ],
   ["--kv-events-encoding <enc>", "KV event encoding: array (vLLM's positional, default) | map"],
+  // Defaults come from the config schema, so a --config file's value is not overridden by them.
+  ...EDGE_FLAGS.map(([flags, description, fallback]): [string, string] => [
+    flags,
+    `${description} (default ${fallback})`,
+  ]),
 ];
 
 /** Registers `llmd sim`. */

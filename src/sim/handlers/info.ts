@@ -46,7 +46,7 @@ export async function handleTokenize(
   req: IncomingMessage,
   res: ServerResponse,
 ): Promise<void> {
-  const body = await readBody(req, ctx.config["max-body-bytes"]);
+  const body = await readBody(ctx, req, res);
   if (!body.ok) return sendError(res, body.error);
   const json = parseJsonBody(body.text);
   if (!json.ok) return sendError(res, json.error);

@@ -1,11 +1,11 @@
 /**
  * Reads a request body into one Buffer under three bounds, so a huge, endless or stalled upload
- * costs little: a size limit per body (413), a limit on the bytes of every body the gateway holds
- * at once (429: they stay in memory until their request completes, for retries), and a timeout
- * between two reads (408, as nginx's `client_body_timeout`).
+ * costs little: a size limit per body (413), a limit on the bytes of every body the server holds
+ * at once (429), and a timeout between two reads (408, as nginx's `client_body_timeout`). The
+ * router's and `llmd sim`'s edge.
  */
 import type { IncomingMessage } from "node:http";
-import { LlmdError } from "../api/errors.ts";
+import { LlmdError } from "./errors.ts";
 
 /** Default request body limit: 16 MiB (long agent contexts fit; a runaway upload does not). */
 export const DEFAULT_MAX_BODY_BYTES = 16 * 1024 * 1024;
@@ -25,7 +25,7 @@ export function bodyTooLarge(limitBytes: number): LlmdError {
 function bodiesFull(limitBytes: number): LlmdError {
   return new LlmdError(
     "request_bodies_full",
-    `the router holds ${limitBytes} bytes of request bodies; retry shortly`,
+    `the server holds ${limitBytes} bytes of request bodies; retry shortly`,
   );
 }
 
