@@ -3,8 +3,9 @@
  * (completions, chat completions, stateless responses), `/tokenize`, `/health`, `/metrics` and
  * `/reset_prefix_cache`; wrong paths get 404, wrong methods (CONNECT too) 405, and any unexpected
  * failure a 500 OpenAI error (never a crash). Its edge is the router's: header and body timeouts
- * (408), malformed HTTP (400, 431) and a bound on the bodies held at once (429). With `--kv-events-config` enabled, the engine's KV events are published over
- * ZeroMQ as vLLM publishes them (src/sim/kv-publisher.ts).
+ * (408), malformed HTTP (400, 431) and a bound on the bodies held at once (429). With
+ * `--kv-events-config` enabled, the engine's KV events are published over ZeroMQ as vLLM publishes
+ * them (src/sim/kv-publisher.ts).
  */
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -80,9 +81,7 @@ export async function startSimServer(config: SimConfig): Promise<SimServer> {
   let unsubscribe = () => {};
   try {
     kvEvents = await startKvEvents(config, host, port);
-    await context.kvTransfer?.start(host);
   } catch (err) {
-    kvEvents?.close();
     server.close();
     throw err;
   }
@@ -94,7 +93,6 @@ export async function startSimServer(config: SimConfig): Promise<SimServer> {
   const close = (): Promise<void> => {
     closing ??= new Promise<void>((resolve) => {
       context.driver.close();
-      context.kvTransfer?.close();
       unsubscribe();
       kvEvents?.close();
       server.close(() => resolve());
