@@ -1,8 +1,11 @@
+import { type ChatMessageLike, renderChat } from "../api/prompt.ts";
+import type { ChatTokenizer } from "./chat.ts";
 import { utf16Words } from "./utf16-words.ts";
 
 /**
  * Tokenizer contract: text → token ids. The simulator, the router and the fleet simulator all use
- * one so that token counts and prefix sharing agree; a model's real tokenizer would implement it too.
+ * one so that token counts and prefix sharing agree; `ChatTokenizer` (chat.ts) adds a model's
+ * prompt conventions, and the registry (registry.ts) names the stand-in and the real ones.
  */
 export interface Tokenizer {
   /** Stable name, reported in diagnostics. */
@@ -41,13 +44,33 @@ function partialChunkId(text: string, from: number, to: number): number {
  * The id is FNV-1a (32-bit) over the chunk's code units, so equal text chunks give equal ids and a
  * shared text prefix of whole chunks gives a shared token prefix. Fast (≈ 0.7 ms for 200K
  * tokens, 4× the byte-wise loop): the text is copied into a scratch buffer in 256K-character
- * pieces and read two code units per load; no allocation beyond the result.
+ * pieces and read two code units per load; no allocation beyond the result. Its chat prompt is
+ * `renderChat`, one segment (a 4-character chunk may cross a message boundary), with no BOS.
  */
-export class CharChunkTokenizer implements Tokenizer {
+export class CharChunkTokenizer implements ChatTokenizer {
   readonly name = "char4";
 
   count(text: string): number {
     return Math.ceil(text.length / CHARS_PER_TOKEN);
+  }
+
+  chatSegments(messages: readonly ChatMessageLike[]): string[] {
+    return [renderChat(messages)];
+  }
+
+  encodePrompt(text: string): Uint32Array {
+    return this.encode(text);
+  }
+
+  pieces(text: string): string[] {
+    const pieces: string[] = [];
+    for (let at = 0; at < text.length; at += CHARS_PER_TOKEN)
+      pieces.push(text.slice(at, at + CHARS_PER_TOKEN));
+    return pieces;
+  }
+
+  prosePieces(corpus: string): string[] {
+    return this.pieces(corpus);
   }
 
   encode(text: string): Uint32Array {
@@ -80,4 +103,4 @@ function encodeWholeChunks(text: string, tokens: number, out: Uint32Array, at: n
 }
 
 /** The default tokenizer instance (stateless, safe to share). */
-export const defaultTokenizer: Tokenizer = new CharChunkTokenizer();
+export const defaultTokenizer: ChatTokenizer = new CharChunkTokenizer();

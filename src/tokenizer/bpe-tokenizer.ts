@@ -1,0 +1,154 @@
+/**
+ * A Hugging Face `tokenizer.json` tokenizer (byte-level BPE: Llama 3, Qwen, DeepSeek) over
+ * `@huggingface/tokenizers`, with the same ids at a fraction of the cost: the text is split at
+ * added tokens and by the pre-tokenizer's own pattern here, and each piece's ids come from a word
+ * cache, so the library's full pipeline runs once per distinct piece. A self-check at construction
+ * compares both paths.
+ */
+import type { Tokenizer as HfTokenizer } from "@huggingface/tokenizers";
+import type { ChatMessageLike } from "../api/prompt.ts";
+import { byteLevelUnits } from "./byte-level.ts";
+import type { ChatTokenizer } from "./chat.ts";
+
+/** The model's chat template, rendered as `ChatTokenizer.chatSegments` describes. */
+export type ChatTemplate = (messages: readonly ChatMessageLike[]) => string[];
+
+/** Distinct pieces kept in the word cache before it starts over (≈ 50 MB at most). */
+const WORD_CACHE_ENTRIES = 500_000;
+
+const SELF_CHECK =
+  "Hello, world! It's 2026: naïve café ∑ 12345 \u{1F600}\n\n  indented\tcode() {}  <|eot_id|> done.";
+
+/** The library's pre-tokenizer, narrowed to the part read here: its split pattern. */
+interface SplitPreTokenizer {
+  tokenizers?: { pattern?: unknown }[];
+}
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+}
+
+/** A byte-level BPE tokenizer with a chat template. */
+export class BpeTokenizer implements ChatTokenizer {
+  private readonly words = new Map<string, number | number[]>();
+  private readonly addedIds = new Map<string, number>();
+  private readonly added: RegExp;
+  private readonly split: RegExp;
+  private readonly promptPrefix: number[];
+  private readonly promptSuffix: number[];
+
+  constructor(
+    readonly name: string,
+    private readonly lib: HfTokenizer,
+    private readonly template: ChatTemplate,
+  ) {
+    for (const [id, token] of lib.get_added_tokens_decoder()) {
+      if (token.lstrip || token.rstrip)
+        throw new Error(`${name}: added token ${token.content} strips spaces`);
+      this.addedIds.set(token.content, id);
+    }
+    const contents = [...this.addedIds.keys()].sort((a, b) => b.length - a.length);
+    this.added = new RegExp(contents.map(escapeRegExp).join("|"), "g");
+    this.split = splitPattern(name, lib);
+    [this.promptPrefix, this.promptSuffix] = promptAffixes(lib);
+    const expected = lib.encode(SELF_CHECK, { add_special_tokens: false }).ids.join();
+    if (Array.from(this.encode(SELF_CHECK)).join() !== expected) {
+      throw new Error(`${name}: the fast path disagrees with @huggingface/tokenizers`);
+    }
+  }
+
+  encode(text: string): Uint32Array {
+    const out: number[] = [];
+    let from = 0;
+    this.added.lastIndex = 0;
+    for (let m = this.added.exec(text); m !== null; m = this.added.exec(text)) {
+      this.encodeOrdinary(text.slice(from, m.index), out);
+      out.push(this.addedIds.get(m[0])!);
+      from = m.index + m[0].length;
+    }
+    this.encodeOrdinary(from === 0 ? text : text.slice(from), out);
+    return Uint32Array.from(out);
+  }
+
+  count(text: string): number {
+    return this.encode(text).length;
+  }
+
+  encodePrompt(text: string): Uint32Array {
+    if (this.promptPrefix.length === 0 && this.promptSuffix.length === 0) return this.encode(text);
+    return Uint32Array.from([...this.promptPrefix, ...this.encode(text), ...this.promptSuffix]);
+  }
+
+  chatSegments(messages: readonly ChatMessageLike[]): string[] {
+    return this.template(messages);
+  }
+
+  pieces(text: string): string[] {
+    const pieces: string[] = [];
+    let at = 0;
+    for (const id of this.encode(text)) {
+      const token = this.lib.id_to_token(id) ?? "";
+      const units = this.addedIds.has(token) ? token.length : (byteLevelUnits(token) ?? token.length);
+      pieces.push(text.slice(at, at + units));
+      at += units;
+    }
+    if (at < text.length && pieces.length > 0) pieces[pieces.length - 1] += text.slice(at);
+    return pieces;
+  }
+
+  prosePieces(corpus: string): string[] {
+    const pieces: string[] = [];
+    for (const word of corpus.split(/\s+/)) {
+      const piece = ` ${word.replace(/[^\p{L}]/gu, "")}`;
+      if (piece.length > 1 && this.count(piece) === 1) pieces.push(piece);
+    }
+    return pieces;
+  }
+
+  /** Appends the ids of text that holds no added token: pre-tokenizer pieces, each from the cache. */
+  private encodeOrdinary(text: string, out: number[]): void {
+    if (text === "") return;
+    let from = 0;
+    this.split.lastIndex = 0;
+    for (let m = this.split.exec(text); m !== null; m = this.split.exec(text)) {
+      if (m.index > from) this.encodeWord(text.slice(from, m.index), out);
+      if (m[0] === "") {
+        this.split.lastIndex++;
+        continue;
+      }
+      this.encodeWord(m[0], out);
+      from = m.index + m[0].length;
+    }
+    if (from < text.length) this.encodeWord(text.slice(from), out);
+  }
+
+  private encodeWord(word: string, out: number[]): void {
+    const ids = this.words.get(word) ?? this.learnWord(word);
+    if (typeof ids === "number") out.push(ids);
+    else for (const id of ids) out.push(id);
+  }
+
+  /** The library's ids of one pre-tokenizer piece, remembered. */
+  private learnWord(word: string): number | number[] {
+    const encoded = this.lib.encode(word, { add_special_tokens: false }).ids;
+    const ids = encoded.length === 1 ? encoded[0]! : encoded;
+    if (this.words.size >= WORD_CACHE_ENTRIES) this.words.clear();
+    this.words.set(word, ids);
+    return ids;
+  }
+}
+
+/** The pre-tokenizer's split pattern (the library's translation of the Oniguruma regex). */
+function splitPattern(name: string, lib: HfTokenizer): RegExp {
+  const pattern = (lib.pre_tokenizer as SplitPreTokenizer | null)?.tokenizers?.[0]?.pattern;
+  if (!(pattern instanceof RegExp)) throw new Error(`${name}: no Split pre-tokenizer pattern`);
+  return new RegExp(pattern.source, pattern.flags.includes("g") ? pattern.flags : `${pattern.flags}g`);
+}
+
+/** The ids the post-processor puts before and after a single sequence (Llama 3: BOS before). */
+function promptAffixes(lib: HfTokenizer): [number[], number[]] {
+  const plain = lib.encode("x", { add_special_tokens: false }).ids;
+  const full = lib.encode("x").ids;
+  const at = full.indexOf(plain[0]!);
+  return [full.slice(0, at), full.slice(at + plain.length)];
+}
