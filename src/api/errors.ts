@@ -100,6 +100,10 @@ export const ERROR_CATALOGUE = {
   internal_error: upstream(500, "A bug: an unexpected exception."),
   engine_rejected: simulator(400, "The engine refused the request (e.g. longer than the model's context)."),
   queue_full: simulator(429, "The engine's waiting queue is full."),
+  kv_transfer_failed: simulator(
+    503,
+    "A P/D decode leg could not pull its KV from the prefill and `kv_load_failure_policy` is `fail`.",
+  ),
   rate_limit_exceeded: simulator(429, "Injected failure `rate_limit`."),
   invalid_api_key: simulator(401, "Injected failure `invalid_api_key`."),
   context_length_exceeded: simulator(

@@ -28,6 +28,9 @@ export class PagedEngine implements Engine {
   private readonly timing: TimingModel;
   private readonly shape: StepShape;
   private readonly live = new Map<string, Sequence>();
+  /** Finished `holdKvOnFinish` requests whose blocks wait for a remote decode. */
+  private readonly held = new Map<string, Sequence>();
+  private heldBlockCount = 0;
   /** Longest prompt + output accepted: the model window, or the whole GPU cache if smaller. */
   private readonly maxLen: number;
   private promptTokens = 0;
@@ -43,7 +46,7 @@ export class PagedEngine implements Engine {
   }
 
   add(req: EngineRequest, _nowMs: number): AddRejection | null {
-    if (this.live.has(req.id)) return { reason: "duplicate-id" };
+    if (this.live.has(req.id) || this.held.has(req.id)) return { reason: "duplicate-id" };
     if (req.promptTokens.length + Math.max(1, req.maxTokens) > this.maxLen) {
       return { reason: "too-long", maxModelLen: this.maxLen };
     }
@@ -58,10 +61,25 @@ export class PagedEngine implements Engine {
   }
 
   abort(id: string): boolean {
+    if (this.releaseHeld(id)) return true;
     const s = this.live.get(id);
     if (!s) return false;
     this.live.delete(id);
     this.scheduler.forget(s);
+    this.kv.free(s);
+    this.kv.events.flush();
+    return true;
+  }
+
+  heldBlockIds(id: string): readonly number[] | undefined {
+    return this.held.get(id)?.blocks;
+  }
+
+  releaseHeld(id: string): boolean {
+    const s = this.held.get(id);
+    if (!s) return false;
+    this.held.delete(id);
+    this.heldBlockCount -= s.blocks.length;
     this.kv.free(s);
     this.kv.events.flush();
     return true;
@@ -115,6 +133,8 @@ export class PagedEngine implements Engine {
       prefixQueries: c.queries,
       prefixHits: c.hits,
       offloadHits: c.offloadHits,
+      heldRequests: this.held.size,
+      heldBlocks: this.heldBlockCount,
       preemptions: this.scheduler.preemptions,
       evictions: this.kv.pool.evictions,
       promptTokens: this.promptTokens,
@@ -193,9 +213,14 @@ export class PagedEngine implements Engine {
   }
 
   private finish(s: Sequence): void {
-    this.kv.free(s);
     s.state = "done";
     this.live.delete(s.id);
+    if (!s.holdKvOnFinish) {
+      this.kv.free(s);
+      return;
+    }
+    this.held.set(s.id, s);
+    this.heldBlockCount += s.blocks.length;
   }
 
   private emptyStep(nowMs: number, preempted: string[]): StepResult {

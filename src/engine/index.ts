@@ -9,6 +9,16 @@ import { type EngineOptions, resolveEngineOptions } from "./options.ts";
 export { blockHashes, chainSeed } from "./block-hash.ts";
 export { PagedEngine } from "./engine.ts";
 export {
+  KV_LINK_NAMES,
+  KV_LINKS,
+  type KvLink,
+  type KvLinkName,
+  type KvTransferSize,
+  kvTransferMs,
+  kvTransferSize,
+  promptDigest,
+} from "./kv-transfer.ts";
+export {
   ENGINE_DEFAULTS,
   type EngineOptions,
   kvCapacityTokens,

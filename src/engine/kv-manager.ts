@@ -54,8 +54,11 @@ export class KvManager {
     if (!hits) return 0;
     const gpuHits = hits.count;
     const hitsToTake = hits.freeHits;
-    const offloadHits = this.findOffloaded(s, gpuHits, maxHit);
-    const cached = (gpuHits + offloadHits) * B;
+    const remote = s.admittedOnce ? 0 : Math.min(s.remoteKvTokens, s.total - 1);
+    // Blocks a remote prefill sent need no reload from an offload tier.
+    const offloadHits = remote > gpuHits * B ? 0 : this.findOffloaded(s, gpuHits, maxHit);
+    const local = (gpuHits + offloadHits) * B;
+    const cached = Math.max(local, remote);
     const n = Math.min(s.total - cached, budget);
     const newBlocks = Math.ceil((cached + n) / B) - gpuHits;
     if (newBlocks + hitsToTake > this.pool.freeBlocks) return 0;
@@ -67,7 +70,7 @@ export class KvManager {
     hits.clear();
     this.reload(s, gpuHits, offloadHits, shape);
     for (let i = gpuHits + offloadHits; i < gpuHits + newBlocks; i++) s.blocks.push(this.pool.allocate());
-    this.countLookup(s, gpuHits * B, offloadHits * B);
+    this.countLookup(s, gpuHits * B, cached - gpuHits * B);
     s.computed = cached;
     s.prefillStart = cached;
     s.committed = gpuHits + offloadHits;
@@ -159,14 +162,15 @@ export class KvManager {
     return -1;
   }
 
-  private countLookup(s: Sequence, gpuHitTokens: number, offloadHitTokens: number): void {
+  /** `externalTokens`: loaded from an offload tier or a remote prefill rather than recomputed. */
+  private countLookup(s: Sequence, gpuHitTokens: number, externalTokens: number): void {
     if (!s.admittedOnce) {
       s.admittedOnce = true;
-      s.cachedTokens = gpuHitTokens + offloadHitTokens;
+      s.cachedTokens = gpuHitTokens + externalTokens;
       if (!this.caching) return;
       this.counters.queries += s.promptLen;
       this.counters.hits += gpuHitTokens;
     }
-    this.counters.offloadHits += offloadHitTokens;
+    this.counters.offloadHits += externalTokens;
   }
 }

@@ -42,6 +42,10 @@ export class Sequence {
   scheduled = false;
   /** False until first admitted (prefix-cache queries are counted once per request). */
   admittedOnce = false;
+  /** Leading prompt tokens a remote prefill computed; used at first admission only. */
+  readonly remoteKvTokens: number;
+  /** Keep the blocks after finishing, for a remote decode to pull. */
+  readonly holdKvOnFinish: boolean;
 
   constructor(req: EngineRequest, hashes: Float64Array) {
     this.id = req.id;
@@ -51,6 +55,8 @@ export class Sequence {
     this.priority = req.priority ?? 0;
     this.hashes = hashes;
     this.total = req.promptTokens.length;
+    this.remoteKvTokens = Math.max(0, Math.floor(req.remoteKvTokens ?? 0));
+    this.holdKvOnFinish = req.holdKvOnFinish ?? false;
   }
 
   /** Prompt length in tokens. */

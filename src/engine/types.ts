@@ -27,6 +27,17 @@ export interface EngineRequest {
    * with `schedulingPolicy: "priority"`; default 0.
    */
   priority?: number;
+  /**
+   * Leading prompt tokens whose KV arrived from a remote prefill (P/D decode leg): on first
+   * admission they count as computed, beyond local prefix hits, and the last prompt token is still
+   * recomputed to sample the first output. Default 0.
+   */
+  remoteKvTokens?: number;
+  /**
+   * P/D prefill leg: when the request finishes its blocks stay referenced (held for a decode to pull)
+   * until `releaseHeld(id)` or `abort(id)`. Default false.
+   */
+  holdKvOnFinish?: boolean;
 }
 
 /** Why `add` refused a request (a value, not an exception). */
@@ -84,8 +95,14 @@ export interface EngineStats {
   prefixQueries: number;
   /** Of those, tokens found cached (`vllm:prefix_cache_hits`). */
   prefixHits: number;
-  /** Tokens reloaded from an offload tier instead of recomputed (`vllm:external_prefix_cache_hits`). */
+  /**
+   * Tokens loaded instead of recomputed: from an offload tier or a remote prefill's transfer
+   * (`vllm:external_prefix_cache_hits`).
+   */
   offloadHits: number;
+  /** Finished requests whose blocks are held for a remote decode, and those blocks. */
+  heldRequests: number;
+  heldBlocks: number;
   preemptions: number;
   /** GPU blocks evicted from the prefix cache (LRU). */
   evictions: number;
@@ -117,8 +134,12 @@ export type KvEvent =
 export interface Engine {
   /** Queues a request at `nowMs`; returns a rejection instead of throwing for expected refusals. */
   add(req: EngineRequest, nowMs: number): AddRejection | null;
-  /** Removes a request wherever it is and frees its blocks at once; false if unknown. */
+  /** Removes a request wherever it is (held included) and frees its blocks at once; false if unknown. */
   abort(id: string): boolean;
+  /** GPU block ids a finished `holdKvOnFinish` request holds, in token order; undefined if none. */
+  heldBlockIds(id: string): readonly number[] | undefined;
+  /** Frees the blocks a finished `holdKvOnFinish` request holds; false if it holds none. */
+  releaseHeld(id: string): boolean;
   /** Schedules and runs one batch step starting at `nowMs`; null when there is nothing to run. */
   step(nowMs: number): StepResult | null;
   /** True while any request is waiting or running. */

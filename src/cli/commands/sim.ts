@@ -8,6 +8,7 @@
 import type { Command } from "commander";
 import { LlmdError } from "../../api/errors.ts";
 import { FAILURE_TYPES, parseSimConfig, readSimConfigFile } from "../../sim/config.ts";
+import { kvTransferEnvLayer } from "../../sim/kv-transfer-config.ts";
 import { startSimServer } from "../../sim/server.ts";
 import { EDGE_FLAGS } from "../edge-flags.ts";
 import { startupFailureLine } from "../flags.ts";
@@ -64,6 +65,26 @@ const FLAGS: [flags: string, description: string][] = [
     'vLLM\'s KV events config, e.g. \'{"enable_kv_cache_events":true,"publisher":"zmq","endpoint":"tcp://*:5557","replay_endpoint":"tcp://*:5558"}\'',
   ],
   ["--kv-events-encoding <enc>", "KV event encoding: array (vLLM's positional, default) | map"],
+  [
+    "--kv-transfer-config <json>",
+    'P/D KV transfer as vLLM\'s, e.g. \'{"kv_connector":"NixlConnector","kv_role":"kv_both"}\' (also engine_id, kv_load_failure_policy recompute|fail)',
+  ],
+  [
+    "--kv-side-channel-host <addr>",
+    "host named in kv_transfer_params (env VLLM_NIXL_SIDE_CHANNEL_HOST; default: the server's)",
+  ],
+  [
+    "--kv-side-channel-port <n>",
+    "port of the KV side channel (env VLLM_NIXL_SIDE_CHANNEL_PORT; default 0 = any free)",
+  ],
+  [
+    "--kv-abort-timeout <dur>",
+    "held prefill KV is freed after this unpulled (env VLLM_NIXL_ABORT_REQUEST_TIMEOUT; default 480s)",
+  ],
+  ["--kv-transfer-link <link>", "transfer link preset: nvlink | infiniband (default) | roce | tcp"],
+  ["--kv-transfer-bandwidth <gbps>", "link bandwidth per GPU in GB/s (overrides the preset)"],
+  ["--kv-transfer-link-latency <dur>", "fixed cost of one transfer (overrides the preset)"],
+  ["--kv-transfer-failure-rate <pct>", "percent of decode-leg pulls that fail (0-100, default 0)"],
   // Defaults come from the config schema, so a --config file's value is not overridden by them.
   ...EDGE_FLAGS.map(([flags, description, fallback]): [string, string] => [
     flags,
@@ -80,7 +101,7 @@ export function registerSim(program: Command): void {
   cmd.action(async () => {
     const { config: file, ...flags } = explicitOptions(cmd);
     const fromFile = typeof file === "string" ? readSimConfigFile(file) : {};
-    const parsed = parseSimConfig(fromFile, flags);
+    const parsed = parseSimConfig(fromFile, kvTransferEnvLayer(), flags);
     if (!parsed.ok) {
       const err = new LlmdError("invalid_option", `llmd sim: invalid configuration:\n${parsed.error}`);
       process.stderr.write(`${startupFailureLine(err)}\n`);

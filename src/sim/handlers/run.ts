@@ -20,6 +20,10 @@ export interface Admitted {
   promptIds: Uint32Array;
   lora: string | undefined;
   output: PlannedOutput;
+  /** P/D prefill leg: hold the KV for a remote decode when finished. */
+  holdKv?: boolean;
+  /** P/D decode leg: leading prompt tokens whose KV was pulled from the prefill. */
+  remoteKvTokens?: number;
 }
 
 /** Streams or collects one request's output; single use. */
@@ -53,8 +57,15 @@ export class GenerationRun implements OutputSink, Interruptible {
 
   /** Queues the request in the engine and starts the response. */
   start(): void {
-    const { promptIds, output, lora, request } = this.job;
-    const engineRequest = { id: this.head.id, promptTokens: promptIds, maxTokens: output.tokens, lora };
+    const { promptIds, output, lora, request, holdKv, remoteKvTokens } = this.job;
+    const engineRequest = {
+      id: this.head.id,
+      promptTokens: promptIds,
+      maxTokens: output.tokens,
+      lora,
+      holdKvOnFinish: holdKv,
+      remoteKvTokens,
+    };
     const { cacheSalt, priority } = request;
     const rejection = this.ctx.driver.submit({ ...engineRequest, cacheSalt, priority }, this);
     if (rejection) {
@@ -124,7 +135,18 @@ export class GenerationRun implements OutputSink, Interruptible {
     );
     const usage = this.usage(generated);
     if (this.encoder) this.res.end(this.encoder.close(output.text, output.finishReason, usage));
-    else sendJson(this.res, 200, this.format.full(this.head, output.text, output.finishReason, usage));
+    else
+      sendJson(this.res, 200, {
+        ...this.format.full(this.head, output.text, output.finishReason, usage),
+        ...this.transferParams(),
+      });
+  }
+
+  /** A prefill leg's `kv_transfer_params` (its KV is now held), else nothing. */
+  private transferParams(): { kv_transfer_params?: Record<string, unknown> } {
+    const agent = this.ctx.kvTransfer;
+    if (!this.job.holdKv || !agent) return {};
+    return { kv_transfer_params: agent.hold(this.head.id, this.head.id, this.job.promptIds) };
   }
 
   private usage(generated: number): Usage {
