@@ -11,7 +11,9 @@ import {
   DEFAULT_HEADER_TIMEOUT_MS,
   DEFAULT_MAX_INFLIGHT_BODY_BYTES,
 } from "../api/request-body.ts";
+import { KV_LINK_NAMES } from "../engine/kv-transfer.ts";
 import { kvEventsConfigSchema } from "./kv-events-config.ts";
+import { kvTransferConfigSchema } from "./kv-transfer-config.ts";
 
 const GO_DURATION = /(\d+(?:\.\d+)?)(ns|us|µs|ms|s|m|h)/gy;
 const UNIT_MS: Record<string, number> = { ns: 1e-6, us: 1e-3, µs: 1e-3, ms: 1, s: 1e3, m: 6e4, h: 3.6e6 };
@@ -141,6 +143,15 @@ export const simConfigSchema = z
       .union([z.boolean(), z.enum(["true", "false"]).transform((v) => v === "true")])
       .default(false),
     "drain-timeout": durationOrSeconds.default(30_000),
+    // P/D KV transfer (docs/simulator.md#kv-transfer-pd).
+    "kv-transfer-config": kvTransferConfigSchema.optional(),
+    "kv-side-channel-host": z.string().min(1).optional(),
+    "kv-side-channel-port": int(0, 65535).default(0),
+    "kv-abort-timeout": durationOrSeconds.default(480_000),
+    "kv-transfer-link": z.enum(KV_LINK_NAMES).default("infiniband"),
+    "kv-transfer-bandwidth": z.coerce.number().positive().optional(),
+    "kv-transfer-link-latency": duration.optional(),
+    "kv-transfer-failure-rate": z.coerce.number().min(0).max(100).default(0),
     // The edge, as the router's: nginx's 60 s timeouts, 1 GiB of bodies held at once.
     "header-timeout": positiveDuration.default(DEFAULT_HEADER_TIMEOUT_MS),
     "body-timeout": positiveDuration.default(DEFAULT_BODY_TIMEOUT_MS),

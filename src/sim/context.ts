@@ -10,6 +10,7 @@ import { type SimConfig, servedModelNames } from "./config.ts";
 import { EngineDriver } from "./driver.ts";
 import { toEngineOptions } from "./engine-options.ts";
 import { FailureInjector } from "./failure.ts";
+import { KvTransferAgent } from "./kv-transfer.ts";
 import { SimMetrics } from "./metrics.ts";
 import { seededRandom } from "../core/random.ts";
 import { OutputPlanner } from "./output.ts";
@@ -32,6 +33,8 @@ export interface SimContext {
   readonly drain: SimDrain;
   /** The bytes of request bodies held at once (`--max-inflight-body-bytes`). */
   readonly bodies: BodyBudget;
+  /** P/D KV transfer (`--kv-transfer-config`); null when not configured. */
+  readonly kvTransfer: KvTransferAgent | null;
   /** Longest prompt + output, tokens. */
   readonly maxModelLen: number;
   /** Name → what it serves; unknown names are absent. */
@@ -58,6 +61,9 @@ export function createSimContext(config: SimConfig): SimContext {
   for (const lora of config["lora-modules"]) models.set(lora, { lora });
   let counter = 0;
   const random = seededRandom(seed ^ 0x5bd1e995);
+  const transfer = config["kv-transfer-config"];
+  const kvTransfer = transfer ? new KvTransferAgent(transfer, config, engine, random) : null;
+  kvTransfer?.registerMetrics(metrics.registry, () => engine.stats().heldBlocks);
   return {
     config,
     driver,
@@ -67,6 +73,7 @@ export function createSimContext(config: SimConfig): SimContext {
     tokenizer: defaultTokenizer,
     drain: new SimDrain(),
     bodies: new BodyBudget(config["max-inflight-body-bytes"]),
+    kvTransfer,
     maxModelLen: resolved.maxModelLen,
     models,
     modelCards: modelCards(base, config["lora-modules"], resolved.maxModelLen),

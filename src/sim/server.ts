@@ -5,7 +5,8 @@
  * failure a 500 OpenAI error (never a crash). Its edge is the router's: header and body timeouts
  * (408), malformed HTTP (400, 431) and a bound on the bodies held at once (429). With
  * `--kv-events-config` enabled, the engine's KV events are published over ZeroMQ as vLLM publishes
- * them (src/sim/kv-publisher.ts).
+ * them (src/sim/kv-publisher.ts). With `--kv-transfer-config`, it serves both P/D legs and opens
+ * the KV side channel (src/sim/kv-transfer.ts).
  */
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -81,7 +82,9 @@ export async function startSimServer(config: SimConfig): Promise<SimServer> {
   let unsubscribe = () => {};
   try {
     kvEvents = await startKvEvents(config, host, port);
+    await context.kvTransfer?.start(host);
   } catch (err) {
+    kvEvents?.close();
     server.close();
     throw err;
   }
@@ -93,6 +96,7 @@ export async function startSimServer(config: SimConfig): Promise<SimServer> {
   const close = (): Promise<void> => {
     closing ??= new Promise<void>((resolve) => {
       context.driver.close();
+      context.kvTransfer?.close();
       unsubscribe();
       kvEvents?.close();
       server.close(() => resolve());

@@ -18,6 +18,7 @@ import type { SimContext } from "../context.ts";
 import { readBody, sendError } from "../http.ts";
 import { chatFormat, completionFormat, type ResponseFormat, responsesFormat } from "./format.ts";
 import { type Admitted, GenerationRun } from "./run.ts";
+import { prepareLeg, transferLegOf } from "./transfer-leg.ts";
 
 /** Serves one generation request of `kind`. */
 export async function handleGeneration(
@@ -32,9 +33,12 @@ export async function handleGeneration(
   if (!json.ok) return sendError(res, json.error);
   const parsed = parseKind(json.value, kind);
   if (!parsed.ok) return sendError(res, parsed.error);
+  const leg = transferLegOf(ctx, json.value);
+  if (!leg.ok) return sendError(res, leg.error);
   const admitted = admit(ctx, parsed.value.request, req.headers["x-return-error"]);
   if (!admitted.ok) return sendError(res, admitted.error);
-  new GenerationRun(ctx, res, admitted.value, parsed.value.format).start();
+  const job = await prepareLeg(ctx, res, leg.leg, admitted.value);
+  if (job) new GenerationRun(ctx, res, job, parsed.value.format).start();
 }
 
 /** The body validated for the endpoint of `kind`, with the format its answer takes. */
