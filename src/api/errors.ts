@@ -58,6 +58,10 @@ export const ERROR_CATALOGUE = {
   model_not_found: request(404, "No endpoint serves the requested model."),
   not_found: request(404, "No route for the path."),
   method_not_allowed: request(405, "The route exists for another method."),
+  prefill_forbidden: request(
+    403,
+    "`x-prefiller-host-port` names an endpoint outside the allowed pool (`llmd sidecar --enable-ssrf-protection`).",
+  ),
   request_too_large: request(413, "The body exceeds the size limit."),
   request_timeout: request(
     408,
@@ -97,6 +101,10 @@ export const ERROR_CATALOGUE = {
   store_unavailable: upstream(503, "The response store failed; the turn was not served or not stored."),
   upstream_failed: upstream(502, "The model server failed or closed early."),
   upstream_timeout: upstream(504, "The model server did not answer in time."),
+  prefill_unreachable: upstream(
+    502,
+    "The P/D prefill endpoint could not be reached, or drains, after `--prefill-max-retries` retries.",
+  ),
   internal_error: upstream(500, "A bug: an unexpected exception."),
   engine_rejected: simulator(400, "The engine refused the request (e.g. longer than the model's context)."),
   queue_full: simulator(429, "The engine's waiting queue is full."),

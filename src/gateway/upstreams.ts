@@ -47,7 +47,8 @@ export class Upstreams {
     return pool;
   }
 
-  private forOrigin(origin: string): Pool {
+  /** The pool for `origin` (`http://host:port`), e.g. a P/D prefill endpoint named by a header. */
+  forOrigin(origin: string): Pool {
     let pool = this.pools.get(origin);
     if (!pool) {
       pool = new Pool(origin, {

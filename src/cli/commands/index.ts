@@ -2,7 +2,9 @@
 import type { Command } from "commander";
 import { registerRouter } from "./router.ts";
 import { registerBench } from "./bench.ts";
+import { registerDoctor } from "./doctor.ts";
 import { registerPlugins } from "./plugins.ts";
+import { registerSidecar } from "./sidecar.ts";
 import { registerSim } from "./sim.ts";
 import { registerSimulate } from "./simulate.ts";
 import { registerUp } from "./up.ts";
@@ -13,7 +15,9 @@ export const commands: RegisterCommand[] = [
   registerSim,
   registerSimulate,
   registerRouter,
+  registerSidecar,
   registerUp,
   registerBench,
   registerPlugins,
+  registerDoctor,
 ];

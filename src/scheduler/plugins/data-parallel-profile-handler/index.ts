@@ -9,6 +9,7 @@
  * `primaryPort` is validated and kept for config compatibility.
  */
 import { z } from "zod";
+import { DATA_PARALLEL_HEADER } from "../../../disagg/headers.ts";
 import { UPSTREAM_HEADERS_STATE_KEY } from "../../framework/data-keys.ts";
 import type { PreRequest, SchedulingContext, SchedulingResult } from "../../framework/types.ts";
 import type { PluginDefinition } from "../../../plugin/types.ts";
@@ -17,8 +18,7 @@ import { hostPort } from "../shared/host-port.ts";
 import { SingleProfileHandler } from "../shared/single-profile.ts";
 import { setStateHeader } from "../shared/state-headers.ts";
 
-/** Request header naming the picked rank, as llm-d sets it. */
-export const DATA_PARALLEL_HEADER = "x-data-parallel-host-port";
+export { DATA_PARALLEL_HEADER };
 
 const parameters = z
   .strictObject({

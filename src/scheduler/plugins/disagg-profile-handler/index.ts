@@ -17,6 +17,7 @@
  * the decode pod); an encode stage that found none is dropped.
  */
 import { z } from "zod";
+import { ENCODERS_HEADER, PREFILLER_HEADER } from "../../../disagg/headers.ts";
 import { LlmdError } from "../../../api/errors.ts";
 import type { Endpoint } from "../../../endpoints/endpoint.ts";
 import { PEER_ENDPOINT_ATTRIBUTE, UPSTREAM_HEADERS_STATE_KEY } from "../../framework/data-keys.ts";
@@ -33,10 +34,7 @@ import { type Decider, resolveDecider } from "../shared/decider.ts";
 import { hostPort } from "../shared/host-port.ts";
 import { setStateHeader } from "../shared/state-headers.ts";
 
-/** Upstream header naming the prefill endpoint for the decode-side sidecar (llm-d). */
-export const PREFILLER_HEADER = "x-prefiller-host-port";
-/** Upstream header listing the encode endpoints (llm-d). */
-export const ENCODERS_HEADER = "x-encoder-hosts-ports";
+export { ENCODERS_HEADER, PREFILLER_HEADER };
 
 const profileName = (fallback: string) => z.string().min(1).default(fallback);
 
