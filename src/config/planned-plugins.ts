@@ -16,10 +16,6 @@ const groups: readonly [string, readonly string[]][] = [
     ],
   ],
   [
-    "precise prefix caching (not built: needs vLLM KV-cache events over ZMQ)",
-    ["precise-prefix-cache-producer", "precise-prefix-cache-scorer"],
-  ],
-  [
     "latency prediction and SLO headroom (not built: needs a latency predictor)",
     ["predicted-latency-producer", "latency-scorer", "slo-headroom-tier-filter", "latency-slo-admitter"],
   ],

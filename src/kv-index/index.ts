@@ -1,4 +1,4 @@
-/** KV index: prefix block hashing, the approximate prefix index and the match data it publishes. */
+/** KV index: prefix block hashing, the approximate and precise prefix indexes and the match data they publish. */
 export { blockCount, hashPrefixBlocks, hashTextBlocks, prefixSeed } from "./block-hasher.ts";
 export {
   matchRatio,
@@ -8,3 +8,13 @@ export {
   uncachedTokens,
 } from "./match-info.ts";
 export { PrefixIndex } from "./prefix-index.ts";
+export {
+  DEFAULT_TIERS,
+  type IndexKvEvent,
+  PreciseIndex,
+  type PreciseIndexOptions,
+  type PreciseIndexStats,
+  type PreciseMatch,
+  type TierWeight,
+} from "./precise-index.ts";
+export { foldKey, RequestKeyHasher } from "./request-keys.ts";

@@ -14,6 +14,11 @@ export interface PrefixCacheMatchInfo {
   matchBlocks: number;
   totalBlocks: number;
   blockSizeTokens: number;
+  /**
+   * The matched blocks weighted by the device tier holding each (GPU 1.0, CPU 0.8…), when the
+   * producer knows tiers (the precise index); scorers prefer it to `matchBlocks`.
+   */
+  weightedMatchBlocks?: number;
 }
 
 /** One producer's output for one request. */
@@ -40,10 +45,10 @@ export function readPrefixMatch(
   return undefined;
 }
 
-/** Matched fraction of the prompt's blocks on one endpoint, in [0,1]; 0 without information. */
+/** Matched fraction of the prompt's blocks on one endpoint (tier-weighted when known), in [0,1]; 0 without information. */
 export function matchRatio(info: PrefixCacheMatchInfo | undefined): number {
   if (!info || info.totalBlocks === 0) return 0;
-  return info.matchBlocks / info.totalBlocks;
+  return (info.weightedMatchBlocks ?? info.matchBlocks) / info.totalBlocks;
 }
 
 /**

@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "node:test";
-import { parse as parseYaml, stringify as stringifyYaml } from "yaml";
+import { parse as parseYaml } from "yaml";
 import { parseConfig } from "../../src/config/load.ts";
 
 const DIR = join(import.meta.dirname, "../../../shared/data/llm-d-configs");
@@ -17,12 +17,8 @@ const EXPECTED: Record<string, string[]> = {
   "epp-burst-prefix-cache-config.yaml": ["burst-prefix-cache-producer"],
   "epp-config.yaml": [],
   "epp-estimate-prefix-cache-config.yaml": [],
-  "epp-mm-embeddings-cache-config.yaml": [
-    "mm-embeddings-cache-producer",
-    "mm-embeddings-cache-scorer",
-    "precise-prefix-cache-producer",
-  ],
-  "epp-precise-prefix-cache-config.yaml": ["precise-prefix-cache-producer"],
+  "epp-mm-embeddings-cache-config.yaml": ["mm-embeddings-cache-producer", "mm-embeddings-cache-scorer"],
+  "epp-precise-prefix-cache-config.yaml": [],
   "pd-epp-config.yaml": [],
   "pd-topology-epp-config.yaml": [],
   "probabilistic-admitter-epp-config.yaml": [],
@@ -35,9 +31,9 @@ const EXPECTED: Record<string, string[]> = {
     "endpoint-attribute-filter",
     "endpoint-attribute-scorer",
   ],
-  "sim-epp-kvcache-config.yaml": ["precise-prefix-cache-producer"],
-  "sim-epp-no-hit-lru.yaml": ["precise-prefix-cache-producer"],
-  "sim-epp-tokenizer-vllm-http-config.yaml": ["precise-prefix-cache-producer"],
+  "sim-epp-kvcache-config.yaml": [],
+  "sim-epp-no-hit-lru.yaml": [],
+  "sim-epp-tokenizer-vllm-http-config.yaml": [],
   "sim-pd-epp-config.yaml": [],
   "sim-program-aware-config.yaml": [],
   "soft-reflective-ceiling-epp-config.yaml": [],
@@ -107,12 +103,8 @@ test("the data-parallel sample runs its profile through data-parallel-profile-ha
   assert.match(result.config.warnings.join("\n"), /"data-parallel-profile-handler" is deprecated/);
 });
 
-test("the precise-prefix sample's data layer loads once its KV-event producer is swapped for the approximate one", () => {
-  const doc = parseYaml(readFileSync(join(DIR, "epp-precise-prefix-cache-config.yaml"), "utf8"));
-  const plugins = doc.plugins as { type: string; name?: string; parameters?: unknown }[];
-  const precise = plugins.find((p) => p.type === "precise-prefix-cache-producer")!;
-  Object.assign(precise, { type: "approx-prefix-cache-producer", name: precise.type, parameters: {} });
-  const result = parseConfig(stringifyYaml(doc));
+test("the precise-prefix sample wires the KV-event producer into its data layer and its scorer", () => {
+  const result = parseConfig(readFileSync(join(DIR, "epp-precise-prefix-cache-config.yaml"), "utf8"));
   assert.ok(result.ok, result.ok ? "" : JSON.stringify(result.issues));
   const { discovery, pipeline, metrics } = result.config.dataLayerPlugins;
   assert.equal(discovery, undefined);
@@ -121,4 +113,6 @@ test("the precise-prefix sample's data layer loads once its KV-event producer is
     ["metrics-data-source", "core-metrics-extractor", "endpoint-notification-source"],
   );
   assert.equal(metrics, true);
+  assert.equal(result.config.plugins.get("precise-prefix-cache-producer")?.type, "precise-prefix-cache-producer");
+  assert.ok(!result.config.plugins.has("approx-prefix-cache-producer"), "no approximate producer auto-added");
 });

@@ -32,6 +32,8 @@ import { definition as prefillFilter } from "./prefill-filter/index.ts";
 import { definition as prefixBasedPdDecider } from "./prefix-based-pd-decider/index.ts";
 import { definition as prefixCacheAffinityFilter } from "./prefix-cache-affinity-filter/index.ts";
 import { definition as prefixCacheScorer } from "./prefix-cache-scorer/index.ts";
+import { definition as precisePrefixCacheProducer } from "./precise-prefix-cache-producer/index.ts";
+import { definition as precisePrefixCacheScorer } from "./precise-prefix-cache-scorer/index.ts";
 import { definition as priorityHeadroomFilter } from "./priority-headroom-filter/index.ts";
 import { definition as queueScorer } from "./queue-scorer/index.ts";
 import { definition as randomPicker } from "./random-picker/index.ts";
@@ -74,6 +76,8 @@ export const schedulingPlugins: readonly AnyPluginDefinition[] = [
   prefixBasedPdDecider,
   prefixCacheAffinityFilter,
   prefixCacheScorer,
+  precisePrefixCacheProducer,
+  precisePrefixCacheScorer,
   priorityHeadroomFilter,
   queueScorer,
   randomPicker,

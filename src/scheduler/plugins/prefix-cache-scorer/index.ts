@@ -4,7 +4,7 @@
  */
 import { z } from "zod";
 import type { Endpoint } from "../../../endpoints/endpoint.ts";
-import { readPrefixMatch } from "../../../kv-index/index.ts";
+import { matchRatio, readPrefixMatch } from "../../../kv-index/index.ts";
 import { attributeKey, PREFIX_CACHE_MATCH_INFO } from "../../framework/data-keys.ts";
 import type { SchedulingContext, Scorer } from "../../framework/types.ts";
 import type { PluginDefinition } from "../../../plugin/types.ts";
@@ -22,7 +22,8 @@ export type PrefixCacheScorerParams = z.infer<typeof parameters>;
 
 /**
  * Score = `w·min(1, matchBlocks·blockSize/scale)² + (1−w)·matchBlocks/totalBlocks`, in [0,1];
- * 0 for an endpoint without match information.
+ * 0 for an endpoint without match information. With tiers (the precise producer), the ratio
+ * counts each matched block at its tier's weight.
  */
 export class PrefixCacheScorer implements Scorer {
   readonly type = "prefix-cache-scorer";
@@ -45,7 +46,7 @@ export class PrefixCacheScorer implements Scorer {
     for (let i = 0; i < endpoints.length; i++) {
       const info = match.byEndpoint.get(endpoints[i]!.metadata.key);
       if (!info || info.totalBlocks === 0) continue;
-      const ratio = info.matchBlocks / info.totalBlocks;
+      const ratio = matchRatio(info);
       const length = Math.min(1, (info.matchBlocks * info.blockSizeTokens) / scale);
       scores[i] = w * length * length + (1 - w) * ratio;
     }

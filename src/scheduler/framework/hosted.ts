@@ -1,0 +1,35 @@
+/**
+ * Plugins with background work in a live host (sockets, subscriptions). Constructing one opens
+ * nothing, so loading a config (tests, `llmd plugins`, the fleet simulator) never binds a port: the
+ * wall-clock host starts it after its endpoint pool, tells it about every change of the pool, reads
+ * its metrics for `/metrics`, and closes it on shutdown.
+ */
+import type { Endpoint } from "../../endpoints/endpoint.ts";
+import type { Plugin } from "../../plugin/types.ts";
+
+/** One exported number, read when `/metrics` is scraped. */
+export interface PluginMetric {
+  /** Full Prometheus name, e.g. `llm_d_epp_kv_cache_index_size_bytes`. */
+  name: string;
+  help: string;
+  type: "gauge" | "counter";
+  value(): number;
+}
+
+/** See the module comment. */
+export interface HostedPlugin extends Plugin {
+  /** Opens what the plugin needs; rejects when it cannot (the host then fails to start). */
+  start(): Promise<void>;
+  /** The pool's endpoints, after `start` and after every change. */
+  endpointsChanged(endpoints: readonly Endpoint[]): void;
+  close(): Promise<void>;
+  metrics(): readonly PluginMetric[];
+}
+
+/** True for a plugin instance implementing {@link HostedPlugin}. */
+export function isHostedPlugin(plugin: Plugin): plugin is HostedPlugin {
+  const p = plugin as Partial<HostedPlugin>;
+  return (
+    typeof p.start === "function" && typeof p.endpointsChanged === "function" && typeof p.close === "function"
+  );
+}

@@ -1,0 +1,72 @@
+/**
+ * `precise-prefix-cache-producer`: llm-d's producer of `PrefixCacheMatchInfo` from the engines' own
+ * KV events (reference §2.4, §4): it subscribes to every endpoint's events over ZeroMQ, keeps the
+ * precise index of what each holds on which tier, and matches the request's tokens against it.
+ */
+import { TOKENIZED_PROMPT, PREFIX_CACHE_MATCH_INFO } from "../../framework/data-keys.ts";
+import type { HostedPlugin, PluginMetric } from "../../framework/hosted.ts";
+import type { DataProducer, PreRequest, SchedulingContext, SchedulingResult } from "../../framework/types.ts";
+import type { Endpoint } from "../../../endpoints/endpoint.ts";
+import type { PluginDefinition } from "../../../plugin/types.ts";
+import {
+  PrecisePrefixCache,
+  type PrecisePrefixParams,
+  precisePrefixParameters,
+} from "../shared/precise-prefix.ts";
+
+/** The producer instance; `cache` holds the index (for tests, benchmarks and the fleet's direct feed). */
+export class PrecisePrefixCacheProducer implements DataProducer, HostedPlugin {
+  readonly type = "precise-prefix-cache-producer";
+
+  constructor(
+    readonly name: string,
+    readonly cache: PrecisePrefixCache,
+  ) {}
+
+  get stateKey(): string {
+    return this.cache.stateKey;
+  }
+
+  produce(ctx: SchedulingContext, endpoints: readonly Endpoint[]): void {
+    this.cache.produce(ctx, endpoints);
+  }
+
+  start(): Promise<void> {
+    return this.cache.start();
+  }
+
+  endpointsChanged(endpoints: readonly Endpoint[]): void {
+    this.cache.endpointsChanged(endpoints);
+  }
+
+  close(): Promise<void> {
+    return this.cache.close();
+  }
+
+  metrics(): readonly PluginMetric[] {
+    return this.cache.metrics();
+  }
+}
+
+/** With `speculativeIndexing`, the producer is also a PreRequest: a decision adds speculative entries. */
+export class SpeculativePrecisePrefixCacheProducer extends PrecisePrefixCacheProducer implements PreRequest {
+  preRequest(ctx: SchedulingContext, result: SchedulingResult): void {
+    this.cache.preRequest(ctx, result);
+  }
+}
+
+/** Registry entry for `precise-prefix-cache-producer`. */
+export const definition: PluginDefinition<PrecisePrefixParams> = {
+  type: "precise-prefix-cache-producer",
+  stability: "beta",
+  description:
+    "Precise prefix index from the engines' KV events over ZeroMQ: per-endpoint matched blocks by tier",
+  parameters: precisePrefixParameters,
+  produces: [PREFIX_CACHE_MATCH_INFO],
+  consumes: [TOKENIZED_PROMPT],
+  create: (params, env) =>
+    new PrecisePrefixCacheProducer(
+      env.name,
+      new PrecisePrefixCache(env.name, params, env.tokenizer, env.clock),
+    ),
+};
