@@ -8,6 +8,26 @@ import { after, before, test } from "node:test";
 import type { SimServer } from "../../src/sim/server.ts";
 import { MODEL, metric, promptOfTokens, scrape, startTestSim, waitForMetrics } from "./helpers.ts";
 
+/** The fields of a leg's answer the tests read. */
+interface LegReply {
+  object: string;
+  kv_transfer_params: {
+    do_remote_prefill: boolean;
+    do_remote_decode: boolean;
+    remote_engine_id: string;
+    remote_block_ids: number[];
+    remote_host: string;
+    remote_port: number;
+    tp_size: number;
+  };
+  usage: {
+    prompt_tokens: number;
+    completion_tokens: number;
+    prompt_tokens_details: { cached_tokens: number };
+  };
+  error: { code: string; param: string };
+}
+
 const NIXL = { kv_connector: "NixlConnector", kv_role: "kv_both" };
 const PREFILL_PARAMS = {
   do_remote_decode: true,
@@ -29,13 +49,13 @@ after(async () => {
   await Promise.all([prefill.close(), decode.close()]);
 });
 
-async function post(url: string, path: string, body: unknown): Promise<{ status: number; json: any }> {
+async function post(url: string, path: string, body: unknown): Promise<{ status: number; json: LegReply }> {
   const res = await fetch(`${url}${path}`, {
     method: "POST",
     headers: { "content-type": "application/json" },
     body: JSON.stringify(body),
   });
-  return { status: res.status, json: await res.json() };
+  return { status: res.status, json: (await res.json()) as LegReply };
 }
 
 const messages = (tag: string) => [{ role: "user", content: promptOfTokens(600, tag) }];
