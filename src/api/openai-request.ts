@@ -58,7 +58,7 @@ export function parseChatRequest(body: Body): Parsed<GenerationRequest> {
   const [maxValue, maxParam] = useNew
     ? [body.max_completion_tokens, "max_completion_tokens"]
     : [body.max_tokens, "max_tokens"];
-  const prompt = { text: renderChat(messages.value) };
+  const prompt = { text: renderChat(messages.value), messages: messages.value };
   return parseCommon(body, "chat", prompt, lastUserText(messages.value), maxValue, maxParam);
 }
 
@@ -99,7 +99,7 @@ export function parseResponsesRequest(body: Body): Parsed<ResponsesRequest> {
   if (messages.length === 0) return fail("`input` must not be empty", "input");
   const echo = parseResponseEcho(body, instructions);
   if (!echo.ok) return echo;
-  const prompt = { text: renderChat(messages) };
+  const prompt = { text: renderChat(messages), messages };
   const generation = parseCommon(
     body,
     "responses",

@@ -2,6 +2,7 @@
  * OpenAI wire types as served by vLLM's OpenAI-compatible server: the subset llmd reads and writes.
  * Shared by the simulator (which produces them) and the router (which parses and forwards them).
  */
+import type { ChatMessageLike } from "./prompt.ts";
 
 /** Token accounting of one response; `prompt_tokens_details.cached_tokens` as vLLM reports it. */
 export interface Usage {
@@ -82,8 +83,11 @@ export interface TokenizeResponse {
   tokens: number[];
 }
 
-/** The prompt of a generation request: rendered text, or token ids given by the client. */
-export type PromptInput = { text: string } | { tokenIds: Uint32Array };
+/**
+ * The prompt of a generation request: rendered text (with the chat's messages, which a model's
+ * own chat template renders), or token ids given by the client.
+ */
+export type PromptInput = { text: string; messages?: readonly ChatMessageLike[] } | { tokenIds: Uint32Array };
 
 /**
  * A validated completions, chat or responses request, normalised so the endpoints share one code

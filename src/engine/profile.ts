@@ -3,6 +3,7 @@
  * shared/data/gpu-profile/h200.json) and its model shapes. Data, not a model: timing.ts composes it.
  */
 import { readFileSync } from "node:fs";
+import type { TokenizerName } from "../tokenizer/registry.ts";
 
 /** Names of the model shapes measured in the profile, as accepted by `--profile`. */
 export const PROFILE_NAMES = ["h200-llama3-8b", "h200-qwen3-32b-tp2", "h200-llama3-70b-tp4"] as const;
@@ -60,6 +61,16 @@ const NATIVE_MAX_MODEL_LEN: Record<ProfileName, number> = {
   "h200-llama3-8b": 131072,
   "h200-qwen3-32b-tp2": 40960,
   "h200-llama3-70b-tp4": 131072,
+};
+
+/**
+ * The tokenizer each profile's model uses, by registry name. Qwen3's tokenizer is not bundled, so
+ * its profile keeps the stand-in.
+ */
+export const PROFILE_TOKENIZER: Record<ProfileName, TokenizerName> = {
+  "h200-llama3-8b": "llama3.1",
+  "h200-qwen3-32b-tp2": "char4",
+  "h200-llama3-70b-tp4": "llama3.1",
 };
 
 let cached: GpuProfile | undefined;

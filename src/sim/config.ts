@@ -6,6 +6,7 @@
 import { readFileSync } from "node:fs";
 import { parse as parseYaml } from "yaml";
 import { z } from "zod";
+import { TOKENIZER_NAMES } from "../tokenizer/registry.ts";
 import {
   DEFAULT_BODY_TIMEOUT_MS,
   DEFAULT_HEADER_TIMEOUT_MS,
@@ -131,6 +132,7 @@ export const simConfigSchema = z
     "prefill-time-std-dev": duration.optional(),
     "time-factor-under-load": z.coerce.number().min(1).optional(),
     profile: z.string().optional(),
+    tokenizer: z.enum(TOKENIZER_NAMES).optional(),
     speed: z.coerce.number().positive().default(1),
     "failure-injection-rate": z.coerce.number().min(0).max(100).default(0),
     "failure-types": z.array(z.enum(FAILURE_TYPES)).default([...FAILURE_TYPES]),

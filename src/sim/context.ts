@@ -5,7 +5,7 @@
 import type { ModelCard } from "../api/openai.ts";
 import { BodyBudget } from "../api/request-body.ts";
 import { createEngine } from "../engine/index.ts";
-import { defaultTokenizer, type Tokenizer } from "../tokenizer/tokenizer.ts";
+import type { ChatTokenizer } from "../tokenizer/chat.ts";
 import { type SimConfig, servedModelNames } from "./config.ts";
 import { EngineDriver } from "./driver.ts";
 import { toEngineOptions } from "./engine-options.ts";
@@ -15,6 +15,7 @@ import { SimMetrics } from "./metrics.ts";
 import { seededRandom } from "../core/random.ts";
 import { OutputPlanner } from "./output.ts";
 import { SimDrain } from "./drain.ts";
+import { simTokenizer } from "./tokenizer.ts";
 
 /** A served name: the base model (no adapter) or a LoRA adapter. */
 export interface ServedModel {
@@ -28,7 +29,8 @@ export interface SimContext {
   readonly metrics: SimMetrics;
   readonly planner: OutputPlanner;
   readonly failures: FailureInjector;
-  readonly tokenizer: Tokenizer;
+  /** What `usage` counts with (`--tokenizer`, else the profile's). */
+  readonly tokenizer: ChatTokenizer;
   /** The graceful shutdown: open requests and running generations. */
   readonly drain: SimDrain;
   /** The bytes of request bodies held at once (`--max-inflight-body-bytes`). */
@@ -61,6 +63,7 @@ export function createSimContext(config: SimConfig): SimContext {
   for (const lora of config["lora-modules"]) models.set(lora, { lora });
   let counter = 0;
   const random = seededRandom(seed ^ 0x5bd1e995);
+  const tokenizer = simTokenizer(config);
   const transfer = config["kv-transfer-config"];
   const kvTransfer = transfer ? new KvTransferAgent(transfer, config, engine, random) : null;
   kvTransfer?.registerMetrics(metrics.registry, () => engine.stats().heldBlocks);
@@ -68,9 +71,9 @@ export function createSimContext(config: SimConfig): SimContext {
     config,
     driver,
     metrics,
-    planner: new OutputPlanner(config.mode, seed, resolved.maxModelLen),
+    planner: new OutputPlanner(config.mode, seed, resolved.maxModelLen, tokenizer),
     failures: new FailureInjector(config["failure-injection-rate"], config["failure-types"], random),
-    tokenizer: defaultTokenizer,
+    tokenizer,
     drain: new SimDrain(),
     bodies: new BodyBudget(config["max-inflight-body-bytes"]),
     kvTransfer,

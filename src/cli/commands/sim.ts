@@ -37,6 +37,10 @@ const FLAGS: [flags: string, description: string][] = [
     "--profile <name>",
     "measured timing profile: h200-llama3-8b (default), h200-qwen3-32b-tp2, h200-llama3-70b-tp4",
   ],
+  [
+    "--tokenizer <name>",
+    "what usage counts with: char4 | llama3.1 (default: the --profile's model's, else char4)",
+  ],
   ["--mode <mode>", "output text: echo | random (default random)"],
   ["--seed <n>", "seed of random outputs and failure injection (default: time)"],
   ["--latency-calculator <kind>", "simple latency model: constant | per-token"],

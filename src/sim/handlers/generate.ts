@@ -15,6 +15,7 @@ import {
   parseResponsesRequest,
 } from "../../api/openai-request.ts";
 import type { SimContext } from "../context.ts";
+import { promptTokenIds } from "../tokenizer.ts";
 import { readBody, sendError } from "../http.ts";
 import { chatFormat, completionFormat, type ResponseFormat, responsesFormat } from "./format.ts";
 import { type Admitted, GenerationRun } from "./run.ts";
@@ -76,8 +77,7 @@ function admit(
   }
   const injected = ctx.failures.pick(request.model, forcedError);
   if (injected) return { ok: false, error: injected };
-  const promptIds =
-    "text" in request.prompt ? ctx.tokenizer.encode(request.prompt.text) : request.prompt.tokenIds;
+  const promptIds = promptTokenIds(ctx.tokenizer, request.prompt);
   const tooLong = contextError(ctx.maxModelLen, promptIds.length, request);
   if (tooLong) return { ok: false, error: tooLong };
   if (queueFull(ctx)) {

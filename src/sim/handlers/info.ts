@@ -6,7 +6,8 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { badRequest, LlmdError } from "../../api/errors.ts";
 import type { TokenizeResponse } from "../../api/openai.ts";
 import { parseJsonBody } from "../../api/openai-request.ts";
-import { type ChatMessageLike, renderChat } from "../../api/prompt.ts";
+import type { ChatMessageLike } from "../../api/prompt.ts";
+import { encodeChat } from "../../tokenizer/chat.ts";
 import type { SimContext } from "../context.ts";
 import { readBody, sendError, sendJson } from "../http.ts";
 
@@ -54,15 +55,15 @@ export async function handleTokenize(
   if (model !== undefined && (typeof model !== "string" || !ctx.models.has(model))) {
     return sendError(res, new LlmdError("model_not_found", `The model \`${String(model)}\` does not exist.`));
   }
-  let text: string;
-  if (typeof prompt === "string") text = prompt;
+  let ids: Uint32Array;
+  if (typeof prompt === "string") ids = ctx.tokenizer.encodePrompt(prompt);
   else if (
     Array.isArray(messages) &&
     messages.every((m) => m && typeof m === "object" && typeof m.role === "string")
   ) {
-    text = renderChat(messages as ChatMessageLike[]);
+    ids = encodeChat(ctx.tokenizer, messages as ChatMessageLike[]);
   } else return sendError(res, badRequest("`prompt` (string) or `messages` (array) is required", "prompt"));
-  const tokens = Array.from(ctx.tokenizer.encode(text));
+  const tokens = Array.from(ids);
   const reply: TokenizeResponse = { count: tokens.length, max_model_len: ctx.maxModelLen, tokens };
   sendJson(res, 200, reply);
 }
