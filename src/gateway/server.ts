@@ -1,7 +1,7 @@
 /**
  * The gateway's HTTP front door on raw node:http: OpenAI inference paths are scheduled and
- * proxied; `/v1/models`, `/health`, `/ready` and `/metrics` are answered locally. `drain()` is the
- * graceful shutdown (drain.ts), `close()` the immediate one.
+ * proxied; `/v1/models`, `/health`, `/ready`, `/metrics` and `/debug/endpoints` are answered
+ * locally. `drain()` is the graceful shutdown (drain.ts), `close()` the immediate one.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -21,6 +21,7 @@ import {
   DEFAULT_MAX_INFLIGHT_BODY_BYTES,
 } from "../api/request-body.ts";
 import { answerEdgeErrors, edgeServerOptions } from "../api/http-edge.ts";
+import { debugEndpoints } from "./debug-endpoints.ts";
 import { type DrainOutcome, GatewayDrain, shuttingDown } from "./drain.ts";
 import { handleInference, type InferenceDeps } from "./inference.ts";
 import { InflightTracker } from "./inflight.ts";
@@ -96,6 +97,7 @@ const LOCAL_ROUTES: ReadonlyMap<string, LocalHandler> = new Map<string, LocalHan
     },
   ],
   ["/v1/models", (deps, res) => sendJson(res, 200, modelList(deps.pool))],
+  ["/debug/endpoints", (deps, res) => sendJson(res, 200, debugEndpoints(deps.pool))],
   [
     "/metrics",
     (deps, res) => {

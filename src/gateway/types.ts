@@ -4,6 +4,7 @@ import type { LlmdError } from "../api/errors.ts";
 import type { Clock } from "../core/clock.ts";
 import type { OperationalLog } from "../core/log.ts";
 import type { Endpoint } from "../endpoints/endpoint.ts";
+import type { PooledEndpoint } from "../endpoints/pool.ts";
 import type { RequestScheduler } from "../scheduler/framework/types.ts";
 import type { AdmissionOptions } from "./admission.ts";
 import type { PoolMetricsView } from "./pool-gauges.ts";
@@ -23,6 +24,8 @@ export interface GatewayPool extends PoolMetricsView {
   markDraining?(key: string): void;
   /** Union of served model names (for `/v1/models`). */
   models(): string[];
+  /** Every known endpoint with its health (for `/debug/endpoints`); absent = the candidates only. */
+  all?(): readonly PooledEndpoint[];
   /** Membership / health changes (flow control re-evaluates on them). */
   on?(event: "change", fn: () => void): void;
 }
