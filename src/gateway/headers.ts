@@ -3,6 +3,7 @@
  * lengths are recomputed because the gateway may rewrite or buffer bodies.
  */
 import type { IncomingHttpHeaders, OutgoingHttpHeaders } from "node:http";
+import { SCHEDULER_HEADERS } from "../disagg/headers.ts";
 
 const HOP_BY_HOP = new Set([
   "connection",
@@ -22,7 +23,13 @@ const HOP_BY_HOP = new Set([
 /** Response header naming the endpoint (`namespace/name`) that served the request. */
 export const SERVED_BY_HEADER = "x-llmd-endpoint";
 
-/** Headers for the upstream request: the client's minus hop-by-hop, plus id and body length. */
+/** Response header naming the endpoint that ran a P/D request's prefill leg. */
+export const PREFILL_SERVED_BY_HEADER = "x-llmd-prefill-endpoint";
+
+/**
+ * Headers for the upstream request: the client's minus hop-by-hop and minus the P/D headers only
+ * the scheduler sets (a client must not pick its prefill endpoint), plus id and body length.
+ */
 export function upstreamRequestHeaders(
   client: Readonly<Record<string, string>>,
   requestId: string,
@@ -30,7 +37,7 @@ export function upstreamRequestHeaders(
 ): Record<string, string> {
   const out: Record<string, string> = {};
   for (const name in client) {
-    if (!HOP_BY_HOP.has(name)) out[name] = client[name] as string;
+    if (!HOP_BY_HOP.has(name) && !SCHEDULER_HEADERS.has(name)) out[name] = client[name] as string;
   }
   out["x-request-id"] = requestId;
   out["content-length"] = String(bodyBytes);

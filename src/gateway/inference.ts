@@ -16,9 +16,17 @@ import type { ResponseUsage, SchedulingContext, SchedulingRequest } from "../sch
 import type { GatewayAdmission, Lease } from "./admission.ts";
 import { type BodyBudget, closesConnection, readBody } from "../api/request-body.ts";
 import type { GatewayDrain } from "./drain.ts";
-import { type ForwardOutcome, forward } from "./forward.ts";
+import { type ForwardOutcome, type ForwardRequest, forward } from "./forward.ts";
 import { upstreamRequestHeaders, withPluginHeaders } from "./headers.ts";
 import type { InflightTracker } from "./inflight.ts";
+import {
+  endpointAt,
+  type PdOptions,
+  prefillerOf,
+  withoutPrefiller,
+  withPrefillServedBy,
+} from "./pd-dispatch.ts";
+import { forwardTwoLegs, type PrefillUnreachable, prefillUnreachable } from "./two-leg-forward.ts";
 import type { GatewayMetrics, ModelSeries } from "./metrics.ts";
 import { flattenHeaders, parseInferenceRequest } from "./parse-request.ts";
 import { sendError } from "./respond.ts";
@@ -45,6 +53,8 @@ export interface InferenceDeps {
   flusher: StreamFlusher | undefined;
   /** The graceful shutdown: its signal cuts off what still runs at the drain timeout. */
   drain: GatewayDrain;
+  /** Who runs P/D requests' two legs. */
+  pd: PdOptions;
 }
 
 const noEndpoints = (model: string) =>
@@ -230,6 +240,7 @@ class RequestFlow {
     if (placement instanceof LlmdError) return placement;
     const target = placement.target;
     const outcome = await this.dispatch(placement);
+    if (outcome.kind === "prefill-unreachable") return this.prefillGone(placement, outcome);
     if (outcome.kind === "unreachable") {
       lifecycle.complete(placement, "error", undefined);
       if (outcome.draining && this.deps.pool.markDraining) this.deps.pool.markDraining(target.metadata.key);
@@ -243,36 +254,69 @@ class RequestFlow {
     return "done";
   }
 
-  /** Forwards to `target` with the headers PreRequest plugins left in `ctx.state` (llm-d's contract). */
-  private async dispatch(placement: Placement): Promise<ForwardOutcome> {
-    const { pool, inflight, upstreams, lifecycle } = this.deps;
+  /**
+   * Forwards to `target` with the headers PreRequest plugins left in `ctx.state` (llm-d's
+   * contract); a P/D request with `pd.legs: "router"` runs its two legs from here.
+   */
+  private async dispatch(placement: Placement): Promise<ForwardOutcome | PrefillUnreachable> {
+    const { pool, inflight, upstreams, lifecycle, pd } = this.deps;
     const { ctx, target } = placement;
     const key = target.metadata.key;
+    const pluginHeaders = stateHeaders(ctx, UPSTREAM_HEADERS_STATE_KEY);
+    const prefiller = prefillerOf(pluginHeaders);
+    const responseHeaders = stateHeaders(ctx, RESPONSE_HEADERS_STATE_KEY);
+    const request: ForwardRequest = {
+      path: this.request.path,
+      headers: withPluginHeaders(this.headers, pluginHeaders),
+      body: this.body,
+      requestId: this.request.requestId,
+      endpointKey: key,
+      onFirstByte: () => {
+        this.firstByteAt = performance.now();
+        lifecycle.firstToken(placement);
+      },
+      responseHeaders: prefiller
+        ? withPrefillServedBy(responseHeaders, endpointAt(pool, prefiller)?.metadata.key ?? prefiller)
+        : responseHeaders,
+      signal: this.eviction?.signal ?? this.deps.drain.signal,
+      flusher: this.deps.flusher,
+    };
     pool.noteDispatched(key);
     this.lease?.placed(key);
     inflight.add(key);
     try {
-      return await forward(
-        upstreams.get(target.metadata),
-        {
-          path: this.request.path,
-          headers: withPluginHeaders(this.headers, stateHeaders(ctx, UPSTREAM_HEADERS_STATE_KEY)),
-          body: this.body,
-          requestId: this.request.requestId,
-          endpointKey: key,
-          onFirstByte: () => {
-            this.firstByteAt = performance.now();
-            lifecycle.firstToken(placement);
-          },
-          responseHeaders: stateHeaders(ctx, RESPONSE_HEADERS_STATE_KEY),
-          signal: this.eviction?.signal ?? this.deps.drain.signal,
-          flusher: this.deps.flusher,
-        },
-        this.res,
-      );
+      const decode = upstreams.get(target.metadata);
+      if (!prefiller || !pluginHeaders || pd.legs !== "router")
+        return await forward(decode, request, this.res);
+      const legs = {
+        ...request,
+        body: { ...this.request.body, model: this.request.model },
+        headers: withPluginHeaders(this.headers, withoutPrefiller(pluginHeaders)),
+        prefillHostPort: prefiller,
+        prefill: upstreams.forOrigin(`http://${prefiller}`),
+        decode,
+        retry: pd.retry,
+      };
+      return await forwardTwoLegs(legs, this.res);
     } finally {
       inflight.remove(key);
     }
+  }
+
+  /**
+   * The router's prefill endpoint did no work: out of the candidates (failed, or draining) so the
+   * next attempt places the request on another; its key, or the 502 when it is not in the pool.
+   */
+  private prefillGone(placement: Placement, outcome: PrefillUnreachable): string | LlmdError {
+    this.deps.lifecycle.complete(placement, "error", undefined);
+    const hostPort = prefillerOf(stateHeaders(placement.ctx, UPSTREAM_HEADERS_STATE_KEY)) ?? "";
+    const prefill = endpointAt(this.deps.pool, hostPort);
+    this.deps.log("warn", `request ${this.request.requestId}: prefill ${hostPort}: ${outcome.message}`);
+    if (!prefill) return prefillUnreachable(hostPort, outcome.message);
+    const pool = this.deps.pool;
+    if (outcome.draining && pool.markDraining) pool.markDraining(prefill.metadata.key);
+    else pool.markFailed(prefill.metadata.key);
+    return prefill.metadata.key;
   }
 
   private record(outcome: Extract<ForwardOutcome, { kind: "done" }>): void {

@@ -25,6 +25,7 @@ import { debugEndpoints } from "./debug-endpoints.ts";
 import { type DrainOutcome, GatewayDrain, shuttingDown } from "./drain.ts";
 import { handleInference, type InferenceDeps } from "./inference.ts";
 import { InflightTracker } from "./inflight.ts";
+import { DEFAULT_PD_OPTIONS } from "./pd-dispatch.ts";
 import { ResponsesService, routeResponses } from "./responses-service.ts";
 import { GatewayMetrics } from "./metrics.ts";
 import { INFERENCE_PATHS } from "./parse-request.ts";
@@ -198,6 +199,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     log: options.log ?? stderrLog("gateway"),
     flusher: streamFlusherFor(options.streamFlushMs),
     drain: new GatewayDrain(),
+    pd: options.pd ?? DEFAULT_PD_OPTIONS,
   };
   const responses = options.responses && new ResponsesService(options.responses, options.admission?.tenants);
   const headerTimeoutMs = options.headerTimeoutMs ?? DEFAULT_HEADER_TIMEOUT_MS;

@@ -217,8 +217,8 @@ async function twoLegs(
     );
   const body = parseObject(raw);
   if (!body) return sendError(res, new LlmdError("invalid_json", "the body is not a JSON object"));
+  // The P/D headers are the scheduler's: none goes on to the model servers.
   const client = flattenHeaders(req.headers);
-  delete client[PREFILLER_HEADER];
   const requestId = client["x-request-id"] ?? "";
   const outcome = await forwardTwoLegs(
     {

@@ -7,6 +7,7 @@ import type { Endpoint } from "../endpoints/endpoint.ts";
 import type { PooledEndpoint } from "../endpoints/pool.ts";
 import type { RequestScheduler } from "../scheduler/framework/types.ts";
 import type { AdmissionOptions } from "./admission.ts";
+import type { PdOptions } from "./pd-dispatch.ts";
 import type { PoolMetricsView } from "./pool-gauges.ts";
 import type { ResponsesOptions } from "./responses-service.ts";
 import type { UpstreamOptions } from "./upstreams.ts";
@@ -65,6 +66,8 @@ export interface GatewayOptions {
   streamFlushMs?: number;
   /** The Responses API (`/v1/responses`) with its store; absent = those paths answer 404. */
   responses?: ResponsesOptions;
+  /** Who runs P/D requests' two legs (default: the decode endpoint's sidecar, as llm-d). */
+  pd?: PdOptions;
 }
 
 /**

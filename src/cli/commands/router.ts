@@ -14,10 +14,11 @@ import { LlmdError } from "../../api/errors.ts";
 import { parseDurationMs } from "../../core/units.ts";
 import { type EdgeFlags, edgeOptions, withEdgeFlags } from "../edge-flags.ts";
 import { numberFlag } from "../flags.ts";
+import { type PdFlags, pdOptionsFrom, withPdFlags } from "../pd-flags.ts";
 import { drainOnSignals, drainTimeoutMs, withDrainTimeout } from "../shutdown.ts";
 
 /** Parsed `llmd router` flags. */
-interface RouterFlags extends GatewayFlags, EdgeFlags {
+interface RouterFlags extends GatewayFlags, EdgeFlags, PdFlags {
   config?: string;
   endpoints?: string;
   endpointsFile?: string;
@@ -136,7 +137,8 @@ export function registerRouter(program: Command): void {
     .option("--host <addr>", "address to bind", "0.0.0.0")
     .option("--allow-experimental-plugins", "allow alpha plugins in the config")
     .option("--max-body-bytes <n>", "largest request body; bigger gets 413", String(DEFAULT_MAX_BODY_BYTES));
-  withEdgeFlags(withDrainTimeout(withGatewayFlags(command))).action(async (flags: RouterFlags) => {
+  const flagged = withPdFlags(withEdgeFlags(withDrainTimeout(withGatewayFlags(command))));
+  flagged.action(async (flags: RouterFlags) => {
     const drainMs = drainTimeoutMs(flags);
     const edge = edgeOptions(flags);
     const endpoints = flags.endpoints ? parseEndpointList(flags.endpoints) : endpointsFromEnv();
@@ -150,6 +152,7 @@ export function registerRouter(program: Command): void {
       maxBodyBytes: numberFlag("max-body-bytes", flags.maxBodyBytes, { min: 1, integer: true }),
       ...edge,
       ...gatewayOptions(flags),
+      pd: pdOptionsFrom(flags),
     });
     process.stdout.write(`llmd router listening on http://127.0.0.1:${router.port}\n`);
     stopOnSignals(router, drainMs);

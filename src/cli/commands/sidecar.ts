@@ -7,21 +7,19 @@ import type { Command } from "commander";
 import { LlmdError } from "../../api/errors.ts";
 import { fileDiscoverySource } from "../../endpoints/sources/file-discovery.ts";
 import { parseEndpointList, staticSource } from "../../endpoints/sources/static-source.ts";
-import { DEFAULT_PREFILL_RETRY } from "../../disagg/prefill-leg.ts";
 import { PoolAllowList } from "../../gateway/prefill-allow-list.ts";
 import { startSidecar } from "../../gateway/sidecar.ts";
-import { durationFlag, numberFlag } from "../flags.ts";
+import { numberFlag } from "../flags.ts";
+import { type PrefillRetryFlags, prefillRetryFrom, withPrefillRetryFlags } from "../pd-flags.ts";
 import { drainOnSignals, drainTimeoutMs, withDrainTimeout } from "../shutdown.ts";
 
 /** Parsed `llmd sidecar` flags. */
-interface SidecarFlags {
+interface SidecarFlags extends PrefillRetryFlags {
   port: string;
   host: string;
   modelServerPort?: string;
   vllmPort?: string;
   kvConnector: string;
-  prefillMaxRetries: string;
-  prefillRetryBackoff: string;
   enableSsrfProtection?: boolean;
   endpoints?: string;
   endpointsFile?: string;
@@ -61,16 +59,6 @@ export function registerSidecar(program: Command): void {
     .option("--model-server-port <n>", "the local decode model server's port (default 8200)")
     .option("--vllm-port <n>", "alias of --model-server-port")
     .option("--kv-connector <name>", "KV transfer protocol of the two legs (only nixlv2)", "nixlv2")
-    .option(
-      "--prefill-max-retries <n>",
-      "retries of a prefill leg answered 502/503/504 or unreachable",
-      String(DEFAULT_PREFILL_RETRY.maxRetries),
-    )
-    .option(
-      "--prefill-retry-backoff <duration>",
-      "wait between prefill retries (Go duration or seconds)",
-      `${DEFAULT_PREFILL_RETRY.backoffMs}ms`,
-    )
     .option("--enable-ssrf-protection", "send prefill legs only to endpoints of the pool (403 otherwise)")
     .option("--endpoints <urls>", "the pool for --enable-ssrf-protection: comma-separated model-server URLs")
     .option(
@@ -83,7 +71,7 @@ export function registerSidecar(program: Command): void {
       "data-parallel ranks: rank i listens on port+i, proxies to model-server-port+i",
       "1",
     );
-  withDrainTimeout(command).action(async (flags: SidecarFlags) => {
+  withPrefillRetryFlags(withDrainTimeout(command)).action(async (flags: SidecarFlags) => {
     checkConnector(flags.kvConnector);
     const drainMs = drainTimeoutMs(flags);
     const allowList = allowListFrom(flags);
@@ -96,10 +84,7 @@ export function registerSidecar(program: Command): void {
         integer: true,
       }),
       dataParallelSize: numberFlag("data-parallel-size", flags.dataParallelSize, { min: 1, integer: true }),
-      retry: {
-        maxRetries: numberFlag("prefill-max-retries", flags.prefillMaxRetries, { integer: true }),
-        backoffMs: durationFlag("prefill-retry-backoff", flags.prefillRetryBackoff),
-      },
+      retry: prefillRetryFrom(flags),
       prefillerSampling: flags.enablePrefillerSampling === true,
       ...(allowList ? { allowList } : {}),
     });
