@@ -1,9 +1,16 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import { encodeChat } from "../../../tokenizer/chat.ts";
+import { loadTokenizer } from "../../../tokenizer/registry.ts";
+import type { HostedPlugin } from "../../framework/hosted.ts";
 import { makeContext } from "../../framework/testing.ts";
 import type { DataProducer } from "../../framework/types.ts";
 import { instantiate } from "../testing.ts";
-import { definition } from "./index.ts";
+import { definition, tokenizerOf } from "./index.ts";
+
+const llama = loadTokenizer("llama3.1");
+const CHAT = "/v1/chat/completions";
+type Producer = DataProducer & HostedPlugin;
 
 test("estimate backend: 4 characters per token into request.tokens; existing tokens kept", async () => {
   const producer = instantiate<DataProducer>(definition);
@@ -16,4 +23,56 @@ test("estimate backend: 4 characters per token into request.tokens; existing tok
   assert.equal(given.request.tokens, preset);
   assert.deepEqual(definition.aliases, ["tokenizer"]);
   assert.throws(() => definition.parameters.parse({ backend: "x" }));
+});
+
+test("the tokenizer: named, or the vllm backend's model's when bundled, else the estimate", () => {
+  const parse = (p: unknown) => tokenizerOf(definition.parameters.parse(p));
+  assert.equal(parse({}), "char4");
+  assert.equal(parse({ tokenizer: "llama3.1" }), "llama3.1");
+  assert.equal(parse({ modelName: "meta-llama/Llama-3.1-8B-Instruct", vllm: {} }), "llama3.1");
+  assert.equal(parse({ modelName: "Qwen/Qwen3-32B", vllm: {} }), "char4");
+  assert.equal(parse({ modelName: "meta-llama/Llama-3.1-8B-Instruct" }), "char4");
+  assert.throws(() => definition.parameters.parse({ tokenizer: "gpt2" }));
+});
+
+test("llama3.1: a chat gets the template's ids, a completion BOS + text; a new turn tokenizes only its new messages", async () => {
+  const producer = instantiate<Producer>(definition, { tokenizer: "llama3.1" });
+  const turn1 = [
+    { role: "system", content: "You are terse." },
+    { role: "user", content: "Name a prime." },
+  ];
+  const first = makeContext({ path: CHAT, body: { messages: turn1 } });
+  await producer.produce(first, []);
+  assert.deepEqual(first.request.tokens, encodeChat(llama, turn1));
+  const [size] = producer.metrics().filter((m) => m.name === "llmd_token_cache_segments");
+  assert.equal(size!.value(), 3); // two messages and the generation prompt
+  const turn2 = [...turn1, { role: "assistant", content: "7" }, { role: "user", content: "Another?" }];
+  const second = makeContext({ path: CHAT, body: { messages: turn2 } });
+  await producer.produce(second, []);
+  assert.deepEqual(second.request.tokens, encodeChat(llama, turn2));
+  assert.equal(size!.value(), 5, "only the two new messages were added");
+  const completion = makeContext({ promptText: "Hello" });
+  await producer.produce(completion, []);
+  assert.deepEqual(Array.from(completion.request.tokens!), [128000, 9906]);
+});
+
+test("started, new text past inlineChars is tokenized on the worker thread with the same ids", async () => {
+  const producer = instantiate<Producer>(definition, { tokenizer: "llama3.1", inlineChars: 16 });
+  await producer.start();
+  try {
+    const messages = [
+      { role: "user", content: "The cache keeps the longest shared prefix warm. ".repeat(200) },
+    ];
+    const ctx = makeContext({ path: CHAT, body: { messages } });
+    const pending = producer.produce(ctx, []);
+    assert.ok(pending instanceof Promise, "handed to the worker");
+    assert.equal(ctx.request.tokens, undefined, "not on the event loop");
+    await pending;
+    assert.deepEqual(ctx.request.tokens, encodeChat(llama, messages));
+    const again = makeContext({ path: CHAT, body: { messages } });
+    assert.equal(producer.produce(again, []), undefined, "all cached: synchronous");
+    assert.deepEqual(again.request.tokens, ctx.request.tokens);
+  } finally {
+    await producer.close();
+  }
 });

@@ -1,20 +1,33 @@
 /**
- * `token-producer` (alias `tokenizer`, deprecated): fills `request.tokens` from the prompt text
- * before other producers run (reference §2.5). Backend `estimate`: the router's tokenizer (one
- * token per 4 characters, exactly what the simulator uses).
+ * `token-producer` (alias `tokenizer`, deprecated): fills `request.tokens` before other producers
+ * run (reference §2.5). The `estimate` backend is the router's stand-in tokenizer (one token per 4
+ * characters, what `llmd sim` counts without a profile). A real tokenizer (`tokenizer: llama3.1`,
+ * or the `vllm` backend with a `modelName` whose tokenizer is bundled) gives the model server's
+ * own ids: a chat through the model's template, incrementally per message (incremental.ts), with
+ * new text past `inlineChars` tokenized on a worker thread the live host starts.
  */
 import { z } from "zod";
+import type { ChatMessageLike } from "../../../api/prompt.ts";
+import { IncrementalEncoder } from "../../../tokenizer/incremental.ts";
+import {
+  loadTokenizer,
+  TOKENIZER_NAMES,
+  type TokenizerName,
+  tokenizerForModel,
+} from "../../../tokenizer/registry.ts";
 import type { Tokenizer } from "../../../tokenizer/tokenizer.ts";
-import { TOKENIZED_PROMPT } from "../../framework/data-keys.ts";
-import type { DataProducer, SchedulingContext } from "../../framework/types.ts";
+import { WorkerEncoder } from "../../../tokenizer/worker-encoder.ts";
 import type { PluginDefinition } from "../../../plugin/types.ts";
+import { TOKENIZED_PROMPT } from "../../framework/data-keys.ts";
+import type { HostedPlugin, PluginMetric } from "../../framework/hosted.ts";
+import type { DataProducer, SchedulingContext } from "../../framework/types.ts";
 
 const parameters = z
   .strictObject({
     modelName: z.string().optional(),
     /** Multimodal estimate knobs (images/video); text-only prompts do not use them. */
     estimate: z.looseObject({}).optional(),
-    /** Remote render backend: accepted for config compatibility; llmd tokenizes with the estimate. */
+    /** vLLM's render backend: llmd renders locally with `modelName`'s bundled tokenizer, if any. */
     vllm: z
       .strictObject({
         url: z.string().default("http://localhost:8000"),
@@ -22,13 +35,31 @@ const parameters = z
         mmTimeout: z.string().optional(),
       })
       .optional(),
+    /** llmd: the tokenizer by registry name (default: the `vllm` model's, else `char4`, the estimate). */
+    tokenizer: z.enum(TOKENIZER_NAMES).optional(),
+    /** llmd: byte budget of the per-message token cache (real tokenizers). */
+    cacheBytes: z
+      .number()
+      .int()
+      .positive()
+      .default(256 * 1024 * 1024),
+    /** llmd: new text, in characters, tokenized on the event loop; more goes to the worker. */
+    inlineChars: z.number().int().min(0).default(1024),
   })
   .prefault({});
 
 /** Validated parameters of `token-producer`. */
 export type TokenProducerParams = z.infer<typeof parameters>;
 
-class TokenProducer implements DataProducer {
+/** The tokenizer the parameters name. */
+export function tokenizerOf(params: TokenProducerParams): TokenizerName {
+  if (params.tokenizer) return params.tokenizer;
+  const model = params.vllm ? params.modelName : undefined;
+  return (model && tokenizerForModel(model)) || "char4";
+}
+
+/** `estimate`: the stand-in tokenizer over the prompt text, on the event loop (≈ 0.7 ms at 200K tokens). */
+class EstimateTokenProducer implements DataProducer {
   readonly type = "token-producer";
 
   constructor(
@@ -42,13 +73,81 @@ class TokenProducer implements DataProducer {
   }
 }
 
+/** A real tokenizer: the model server's ids, incrementally, heavy work on a worker once started. */
+class ModelTokenProducer implements DataProducer, HostedPlugin {
+  readonly type = "token-producer";
+  private worker: WorkerEncoder | null = null;
+
+  constructor(
+    readonly name: string,
+    private readonly tokenizer: TokenizerName,
+    private readonly encoder: IncrementalEncoder,
+  ) {}
+
+  produce(ctx: SchedulingContext): void | Promise<void> {
+    const { request } = ctx;
+    if (request.tokens) return;
+    const messages = request.body.messages;
+    if (!Array.isArray(messages)) {
+      request.tokens = this.encoder.tokenizer.encodePrompt(request.promptText);
+      return;
+    }
+    const ids = this.encoder.encodeChat(messages as ChatMessageLike[]);
+    if (ids instanceof Uint32Array) request.tokens = ids;
+    else
+      return ids.then((tokens) => {
+        request.tokens = tokens;
+      });
+  }
+
+  async start(): Promise<void> {
+    this.worker = new WorkerEncoder(this.tokenizer);
+    this.encoder.useWorker(this.worker);
+  }
+
+  endpointsChanged(): void {}
+
+  async close(): Promise<void> {
+    this.encoder.useWorker(null);
+    await this.worker?.close();
+    this.worker = null;
+  }
+
+  metrics(): readonly PluginMetric[] {
+    const { cache } = this.encoder;
+    return [
+      {
+        name: "llmd_token_cache_size_bytes",
+        help: "Bytes held by token-producer's per-message token cache",
+        type: "gauge",
+        value: () => cache.bytes,
+      },
+      {
+        name: "llmd_token_cache_segments",
+        help: "Message segments held by token-producer's token cache",
+        type: "gauge",
+        value: () => cache.size,
+      },
+    ];
+  }
+}
+
 /** Registry entry for `token-producer`. */
 export const definition: PluginDefinition<TokenProducerParams> = {
   type: "token-producer",
   aliases: ["tokenizer"],
   stability: "beta",
-  description: "Tokenizes the prompt into request.tokens (estimate backend: 4 characters per token)",
+  description:
+    "Tokenizes the prompt into request.tokens (estimate: 4 characters per token; or a bundled model tokenizer)",
   parameters,
   produces: [TOKENIZED_PROMPT],
-  create: (_params, env) => new TokenProducer(env.name, env.tokenizer),
+  create: (params, env) => {
+    const name = tokenizerOf(params);
+    if (name === "char4") return new EstimateTokenProducer(env.name, env.tokenizer);
+    const encoder = new IncrementalEncoder(loadTokenizer(name), {
+      cacheBytes: params.cacheBytes,
+      inlineUnits: params.inlineChars,
+    });
+    return new ModelTokenProducer(env.name, name, encoder);
+  },
 };
