@@ -49,16 +49,14 @@ async function testRequest(
   model: string | undefined,
   options: DoctorOptions,
 ) {
+  const skipped = (why: string) => ({
+    findings: [finding("test-request", "skip", `not sent: ${why}`)],
+    legs: {},
+  });
+  if (!options.testRequest) return skipped("--no-test-request");
   const pair = testPair(probes);
-  if (!options.testRequest)
-    return { findings: [finding("test-request", "skip", "not sent (--no-test-request)")], legs: {} };
-  if (!pair || model === undefined)
-    return {
-      findings: [
-        finding("test-request", "skip", "not sent: no reachable prefill and decode serving a common model"),
-      ],
-      legs: {},
-    };
+  if (!pair) return skipped("no reachable prefill and decode");
+  if (model === undefined) return skipped("no model served by every endpoint");
   return runTestRequest(pair[0], pair[1], model, options.timeoutMs);
 }
 

@@ -2,7 +2,7 @@
  * `llmd doctor` against real simulators on loopback: a correct P/D stack passes (from an endpoints
  * file and from a running router, through the CLI), and each planted misconfiguration is found
  * and named: wrong role label, mismatched connector, unreachable prefill, a shared engine id, a
- * model mismatch, a prefill whose kv_role cannot serve prefill legs.
+ * model mismatch, a prefill whose kv_role cannot serve prefill legs, a side channel decode cannot reach.
  */
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
@@ -50,6 +50,8 @@ before(async () => {
   await sim("lmcache", transfer("kv_both", "LMCacheConnectorV1"));
   await sim("twin", transfer("kv_consumer", "NixlConnector", "engine-prefill"));
   await sim("other-model", transfer("kv_consumer"), { model: "other-model" });
+  // Names a side-channel host decode cannot reach: the server listens on 127.0.0.1 only.
+  await sim("wrong-side-channel", transfer("kv_producer"), { "kv-side-channel-host": "::1" });
   deadPort = await freePort();
 });
 
@@ -227,4 +229,18 @@ test("a prefill whose kv_role cannot serve prefill legs is found, and its prefil
   ]);
   const [leg] = failures(report.findings, "test-request");
   assert.match(leg!, /^prefill leg to default\/prefill-consumer answered 400: /);
+});
+
+test("a prefill naming a KV side channel this host cannot reach is found before the decode leg", async () => {
+  const report = await doctor([
+    ["prefill-0", "wrong-side-channel", "prefill"],
+    ["decode-0", "decode", "decode"],
+  ]);
+  const [message, ...rest] = failures(report.findings, "test-request");
+  assert.deepEqual(rest, []);
+  assert.match(
+    message!,
+    /^the KV side channel ::1:\d+ that default\/prefill-0 names is unreachable from this host: /,
+  );
+  assert.equal(report.legs.decode, undefined, "no decode leg is sent");
 });
