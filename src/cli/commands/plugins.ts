@@ -38,6 +38,7 @@ const SUFFIX_KINDS: Readonly<Record<string, string>> = {
   detector: "saturation-detector",
   admitter: "admitter",
   decider: "decider",
+  screener: "screener",
 };
 
 /** Extension points of a definition: llm-d's naming convention plus what a default instance implements. */

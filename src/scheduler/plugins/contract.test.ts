@@ -1,14 +1,14 @@
 /**
- * The shared contract every registered filter, scorer and picker must honour, run against each
- * built-in definition (scheduling and flow-control plugins alike): outputs drawn from the inputs,
- * scores aligned and in [0,1], inputs never mutated, empty input accepted, deterministic.
+ * The shared contract every registered filter, screener, scorer and picker must honour, run against
+ * each built-in definition (scheduling and flow-control plugins alike): outputs drawn from the
+ * inputs, scores aligned and in [0,1], inputs never mutated, empty input accepted, deterministic.
  */
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { builtinDefinitions, createSample } from "../../config/testing.ts";
 import { ROLE_LABEL } from "../../endpoints/endpoint.ts";
 import { DEFAULT_PRODUCERS } from "../framework/data-keys.ts";
-import { isDataProducer, isFilter, isPicker, isScorer } from "../framework/guards.ts";
+import { isDataProducer, isFilter, isPicker, isScorer, isScreener } from "../framework/guards.ts";
 import { makeContext, makeEndpoint, seededRandom } from "../framework/testing.ts";
 import type { Endpoint } from "../../endpoints/endpoint.ts";
 import type { SchedulingContext, ScoredEndpoint } from "../framework/types.ts";
@@ -19,13 +19,15 @@ function create(type: string, seed = 1): Plugin {
 }
 
 const ROLES = [undefined, "decode", "prefill", "prefill-decode"];
+const REVISION_LABEL = "disaggregatedset.x-k8s.io/revision";
 
 function randomEndpoints(seed: number, n: number): Endpoint[] {
   const rand = seededRandom(seed);
   return Array.from({ length: n }, (_, i) => {
     const role = ROLES[Math.floor(rand() * ROLES.length)];
     return makeEndpoint(`e${i}`, {
-      labels: role ? { [ROLE_LABEL]: role } : {},
+      // Two DisaggregatedSet revisions, so screeners have something to screen.
+      labels: { ...(role ? { [ROLE_LABEL]: role } : {}), [REVISION_LABEL]: `r${i % 2}` },
       metrics: {
         waitingQueueSize: Math.floor(rand() * 10),
         runningRequestsSize: Math.floor(rand() * 20),
@@ -63,16 +65,21 @@ const CASES = [0, 1, 2, 5, 8].flatMap((n) =>
 
 const kinds = builtinDefinitions().map((d) => ({ type: d.type, plugin: create(d.type) }));
 
-describe("filter contract", () => {
-  for (const { type } of kinds.filter((k) => isFilter(k.plugin))) {
+/** A filter's or a screener's output for `input`: both narrow the candidates. */
+function narrow(plugin: Plugin, ctx: SchedulingContext, input: Endpoint[]): readonly Endpoint[] {
+  if (isScreener(plugin)) return plugin.screen(ctx, input);
+  assert.ok(isFilter(plugin));
+  return plugin.filter(ctx, input);
+}
+
+describe("filter and screener contract", () => {
+  for (const { type } of kinds.filter((k) => isFilter(k.plugin) || isScreener(k.plugin))) {
     test(type, () => {
       for (const { n, prepared, seed } of CASES) {
         const endpoints = randomEndpoints(seed, n);
         const before = fingerprint(endpoints);
         const input = [...endpoints];
-        const filter = create(type, seed);
-        assert.ok(isFilter(filter));
-        const out = filter.filter(contextFor(endpoints, prepared), input);
+        const out = narrow(create(type, seed), contextFor(endpoints, prepared), input);
         assert.ok(
           out.every((e) => endpoints.includes(e)),
           "outputs come from the input",
@@ -80,9 +87,7 @@ describe("filter contract", () => {
         assert.equal(new Set(out).size, out.length, "no duplicates");
         assert.deepEqual(input, endpoints, "input array not reordered");
         assert.equal(fingerprint(endpoints), before, "endpoints not mutated");
-        const again = (create(type, seed) as typeof filter).filter(contextFor(endpoints, prepared), [
-          ...endpoints,
-        ]);
+        const again = narrow(create(type, seed), contextFor(endpoints, prepared), [...endpoints]);
         assert.deepEqual(again, out, "deterministic for the same seed");
       }
     });
