@@ -17,6 +17,7 @@ import { Registry } from "prom-client";
 import { TenantMap } from "../flow-control/identity.ts";
 import { RequestLifecycle } from "../lifecycle/lifecycle.ts";
 import { clientIdentity } from "../workload/scenario.ts";
+import { isKvEventConsumer } from "../scheduler/framework/hosted.ts";
 import { type FleetResult, runFleet } from "./simulator.ts";
 
 /** A finished scenario run. */
@@ -59,12 +60,16 @@ export async function runScenario(
   const probe = createEngine(engineOptions).stats();
   const durationMs = scenario.durationS * 1000;
   const metrics = new Registry();
+  const routers = Array.from({ length: scenario.routers }, (_, r) => loadRouter(r));
+  const kvEventConsumers = routers.flatMap((router) =>
+    [...router.plugins.values()].filter(isKvEventConsumer),
+  );
   const result = await runFleet({
     replicas: scenario.fleet.replicas,
     createEngine: (i) => createEngine({ ...engineOptions, seed: scenario.seed + i }),
     routers: scenario.routers,
     createLifecycle: (endpoints, r) => {
-      const router = loadRouter(r);
+      const router = routers[r]!;
       return new RequestLifecycle({
         scheduler: router.scheduler,
         objectives: new Map(Object.entries(scenario.objectives)),
@@ -87,6 +92,7 @@ export async function runScenario(
     durationMs,
     drainMs: scenario.drainS * 1000,
     scrapeIntervalMs: scenario.scrapeIntervalMs,
+    kvEvents: { consumers: kvEventConsumers, delayMs: scenario.kvEventDelayMs },
     blockTokens: probe.blockSize,
     loadBucketMs: Math.max(1000, durationMs / 120),
     ...(onProgress ? { onProgress, progressEveryMs: Math.max(1000, durationMs / 200) } : {}),

@@ -20,7 +20,9 @@ import { VirtualFlowHost, type VirtualFlowStep } from "../flow-control/host/virt
 import type { FlowExit } from "../flow-control/types.ts";
 import type { RequestLifecycle } from "../lifecycle/lifecycle.ts";
 import type { ClientIdentity } from "../workload/client-wire.ts";
+import type { KvEventConsumer } from "../scheduler/framework/hosted.ts";
 import { EventQueue } from "./event-queue.ts";
+import { type KvDelivery, KvEventFeed, type KvFeedStats } from "./kv-event-feed.ts";
 import { Replica } from "./replica.ts";
 import { type Dispatched, RequestFlow } from "./request-flow.ts";
 import type { RequestRecord } from "../measure/records.ts";
@@ -64,6 +66,11 @@ export interface FleetOptions {
   blockTokens: number;
   /** Width of the per-endpoint load timeline buckets, ms. */
   loadBucketMs: number;
+  /**
+   * The router's KV-event consumers (precise prefix plugins of every router replica) and the
+   * publisher → router delay, ms; without consumers the engines emit no events.
+   */
+  kvEvents?: { consumers: readonly KvEventConsumer[]; delayMs: number };
   /** Called about every `progressEveryMs` of virtual time. */
   onProgress?(simulatedMs: number): void;
   progressEveryMs?: number;
@@ -80,6 +87,8 @@ export interface FleetResult {
   wallMs: number;
   events: number;
   steps: number;
+  /** KV events delivered to the router, when it consumes them; staleness percentiles in ms. */
+  kvEvents?: KvFeedStats & { stalenessP50Ms: number; stalenessP99Ms: number };
 }
 
 type SimEvent =
@@ -87,6 +96,7 @@ type SimEvent =
   | { at: number; seq: number; kind: "step"; replica: Replica; step: StepResult }
   | { at: number; seq: number; kind: "scrape"; replica: Replica }
   | { at: number; seq: number; kind: "flow-wake" }
+  | { at: number; seq: number; kind: "kv-events"; delivery: KvDelivery }
   | { at: number; seq: number; kind: "progress" };
 
 /** Runs one simulation to completion. */
@@ -101,6 +111,7 @@ class FleetSimulator {
   private readonly endpoints: Endpoint[] = [];
   private readonly timeline: LoadTimeline;
   private readonly flow: RequestFlow;
+  private readonly kvFeed: KvEventFeed | undefined;
   /** Each router replica's flow-control queue on the virtual clock (none without the `flowControl` gate). */
   private readonly flowHosts: (VirtualFlowHost | undefined)[];
   /** Time of the one pending `flow-wake` event (others in the queue are stale). */
@@ -116,6 +127,9 @@ class FleetSimulator {
       this.byEndpoint.set(replica.endpoint, replica);
       this.endpoints.push(replica.endpoint);
     }
+    const kv = o.kvEvents;
+    this.kvFeed = kv?.consumers.length ? new KvEventFeed(kv.consumers, kv.delayMs, o.model) : undefined;
+    for (const replica of this.replicas) this.kvFeed?.attach(replica);
     const endpoints = () => this.endpoints;
     const lifecycles = Array.from({ length: o.routers ?? 1 }, (_, r) => o.createLifecycle(endpoints, r));
     this.flow = new RequestFlow({
@@ -163,6 +177,15 @@ class FleetSimulator {
       wallMs: performance.now() - started,
       events: this.events,
       steps: this.steps,
+      ...(this.kvFeed ? { kvEvents: this.kvFeedReport(this.kvFeed) } : {}),
+    };
+  }
+
+  private kvFeedReport(feed: KvEventFeed): FleetResult["kvEvents"] {
+    return {
+      ...feed.stats,
+      stalenessP50Ms: feed.stalenessPercentile(50),
+      stalenessP99Ms: feed.stalenessPercentile(99),
     };
   }
 
@@ -188,6 +211,9 @@ class FleetSimulator {
         if (event.at !== this.wakeAt) return;
         this.wakeAt = undefined;
         return this.everyHost((host) => host.wake(event.at));
+      case "kv-events":
+        this.kvFeed!.deliver(event.delivery);
+        return;
       case "progress":
         this.o.onProgress?.(event.at - CLOCK_ORIGIN_MS);
         this.queue.push({ at: event.at + (this.o.progressEveryMs ?? 10_000), seq: 0, kind: "progress" });
@@ -265,7 +291,10 @@ class FleetSimulator {
   /** Aborts an evicted request in its engine; admission learns it completed. */
   private evict(id: string): VirtualFlowStep {
     const replica = this.replicas[this.flow.endpointOf(id)];
-    if (replica?.engine.abort(id)) replica.touched();
+    if (replica?.engine.abort(id)) {
+      replica.touched();
+      this.publishKvEvents(replica, this.o.clock.now(), this.o.clock.now());
+    }
     this.flow.evict(id);
     this.followUps(id);
     return this.completed(id, undefined);
@@ -297,10 +326,17 @@ class FleetSimulator {
     const now = this.o.clock.now();
     const step = replica.engine.step(now);
     replica.touched();
+    this.publishKvEvents(replica, now, now + (step?.durationMs ?? 0));
     if (!step) return;
     replica.stepping = true;
     this.steps++;
     this.queue.push({ at: now + step.durationMs, seq: 0, kind: "step", replica, step });
+  }
+
+  /** Queues the delivery of what `replica`'s engine emitted (see KvEventFeed). */
+  private publishKvEvents(replica: Replica, emittedAtMs: number, publishAtMs: number): void {
+    const delivery = this.kvFeed?.publish(replica, emittedAtMs, publishAtMs);
+    if (delivery) this.queue.push({ at: delivery.deliverAtMs, seq: 0, kind: "kv-events", delivery });
   }
 
   private stepEnded(replica: Replica, step: StepResult, now: number): void | Promise<void> {

@@ -101,6 +101,11 @@ export const scenarioSchema = z.strictObject({
   /** In-flight requests get this long after `durationS` to finish. */
   drainS: z.number().nonnegative().default(300),
   scrapeIntervalMs: positive.default(50),
+  /**
+   * Publisher → router latency of the engines' KV events, ms (a config with a precise prefix
+   * plugin gets every engine's events this long after the step that emitted them).
+   */
+  kvEventDelayMs: z.number().nonnegative().default(5),
   model: z.string().default("llama3-8b"),
   fleet: z.strictObject({
     replicas: z.int().positive(),

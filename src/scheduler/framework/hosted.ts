@@ -5,6 +5,7 @@
  * its metrics for `/metrics`, and closes it on shutdown.
  */
 import type { Endpoint } from "../../endpoints/endpoint.ts";
+import type { IndexKvEvent } from "../../kv-index/index.ts";
 import type { Plugin } from "../../plugin/types.ts";
 
 /** One exported number, read when `/metrics` is scraped. */
@@ -32,4 +33,18 @@ export function isHostedPlugin(plugin: Plugin): plugin is HostedPlugin {
   return (
     typeof p.start === "function" && typeof p.endpointsChanged === "function" && typeof p.close === "function"
   );
+}
+
+/**
+ * A plugin fed the engines' KV events. Live, its own subscriber (opened by `start`) hands it each
+ * endpoint's decoded batches; the fleet simulator, which starts no plugin, hands it the engines'
+ * batches itself after a publisher-to-router delay. Both go through `kvEvents`, on the host's clock.
+ */
+export interface KvEventConsumer extends Plugin {
+  kvEvents(events: readonly IndexKvEvent[], endpointKey: string, model: string): void;
+}
+
+/** True for a plugin instance implementing {@link KvEventConsumer}. */
+export function isKvEventConsumer(plugin: Plugin): plugin is KvEventConsumer {
+  return typeof (plugin as Partial<KvEventConsumer>).kvEvents === "function";
 }

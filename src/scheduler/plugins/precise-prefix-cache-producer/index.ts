@@ -4,9 +4,10 @@
  * precise index of what each holds on which tier, and matches the request's tokens against it.
  */
 import { TOKENIZED_PROMPT, PREFIX_CACHE_MATCH_INFO } from "../../framework/data-keys.ts";
-import type { HostedPlugin, PluginMetric } from "../../framework/hosted.ts";
+import type { HostedPlugin, KvEventConsumer, PluginMetric } from "../../framework/hosted.ts";
 import type { DataProducer, PreRequest, SchedulingContext, SchedulingResult } from "../../framework/types.ts";
 import type { Endpoint } from "../../../endpoints/endpoint.ts";
+import type { IndexKvEvent } from "../../../kv-index/index.ts";
 import type { PluginDefinition } from "../../../plugin/types.ts";
 import {
   PrecisePrefixCache,
@@ -15,7 +16,7 @@ import {
 } from "../shared/precise-prefix.ts";
 
 /** The producer instance; `cache` holds the index (for tests, benchmarks and the fleet's direct feed). */
-export class PrecisePrefixCacheProducer implements DataProducer, HostedPlugin {
+export class PrecisePrefixCacheProducer implements DataProducer, HostedPlugin, KvEventConsumer {
   readonly type = "precise-prefix-cache-producer";
 
   constructor(
@@ -37,6 +38,10 @@ export class PrecisePrefixCacheProducer implements DataProducer, HostedPlugin {
 
   endpointsChanged(endpoints: readonly Endpoint[]): void {
     this.cache.endpointsChanged(endpoints);
+  }
+
+  kvEvents(events: readonly IndexKvEvent[], endpointKey: string, model: string): void {
+    this.cache.kvEvents(events, endpointKey, model);
   }
 
   close(): Promise<void> {

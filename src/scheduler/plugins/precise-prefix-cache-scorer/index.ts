@@ -3,8 +3,8 @@
  * `precise-prefix-cache-producer` and a score of the tier-weighted fraction of the prompt's blocks
  * each endpoint holds. llm-d recommends the producer with `prefix-cache-scorer` instead.
  */
-import { matchRatio, readPrefixMatch } from "../../../kv-index/index.ts";
-import type { HostedPlugin, PluginMetric } from "../../framework/hosted.ts";
+import { type IndexKvEvent, matchRatio, readPrefixMatch } from "../../../kv-index/index.ts";
+import type { HostedPlugin, KvEventConsumer, PluginMetric } from "../../framework/hosted.ts";
 import type { PreRequest, SchedulingContext, SchedulingResult, Scorer } from "../../framework/types.ts";
 import type { Endpoint } from "../../../endpoints/endpoint.ts";
 import type { PluginDefinition } from "../../../plugin/types.ts";
@@ -14,7 +14,7 @@ import {
   precisePrefixParameters,
 } from "../shared/precise-prefix.ts";
 
-class PrecisePrefixCacheScorer implements Scorer, PreRequest, HostedPlugin {
+class PrecisePrefixCacheScorer implements Scorer, PreRequest, HostedPlugin, KvEventConsumer {
   readonly type = "precise-prefix-cache-scorer";
   readonly category = "affinity";
 
@@ -42,6 +42,10 @@ class PrecisePrefixCacheScorer implements Scorer, PreRequest, HostedPlugin {
 
   endpointsChanged(endpoints: readonly Endpoint[]): void {
     this.cache.endpointsChanged(endpoints);
+  }
+
+  kvEvents(events: readonly IndexKvEvent[], endpointKey: string, model: string): void {
+    this.cache.kvEvents(events, endpointKey, model);
   }
 
   close(): Promise<void> {

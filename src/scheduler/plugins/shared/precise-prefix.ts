@@ -8,6 +8,7 @@ import { durationMsSchema, quantitySchema } from "../../../core/units.ts";
 import type { Endpoint } from "../../../endpoints/endpoint.ts";
 import { KvEventSubscriber } from "../../../kv-events/subscriber.ts";
 import {
+  type IndexKvEvent,
   PreciseIndex,
   type PrefixCacheMatchInfo,
   type PrefixMatchResult,
@@ -176,13 +177,18 @@ export class PrecisePrefixCache implements Omit<HostedPlugin, "type" | "name"> {
         engineType: events.engineType,
       },
       {
-        apply: (batch, podKey, model) => this.index.apply(batch, podKey, model, this.clock.now()),
+        apply: (batch, podKey, model) => this.kvEvents(batch, podKey, model),
         reset: (podKeys) => {
           for (const key of podKeys) this.index.clearPod(key);
         },
       },
     );
     await this.subscriber.start();
+  }
+
+  /** Applies one endpoint's event batch now (from the subscriber, or the fleet simulator's engines). */
+  kvEvents(events: readonly IndexKvEvent[], podKey: string, model: string): void {
+    this.index.apply(events, podKey, model, this.clock.now());
   }
 
   /** Follows the pool: subscribes to new endpoints' hosts and forgets the blocks of removed ones. */
