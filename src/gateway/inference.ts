@@ -264,6 +264,7 @@ class RequestFlow {
     const key = target.metadata.key;
     const pluginHeaders = stateHeaders(ctx, UPSTREAM_HEADERS_STATE_KEY);
     const prefiller = prefillerOf(pluginHeaders);
+    const prefillKey = prefiller && (endpointAt(pool, prefiller)?.metadata.key ?? prefiller);
     const responseHeaders = stateHeaders(ctx, RESPONSE_HEADERS_STATE_KEY);
     const request: ForwardRequest = {
       path: this.request.path,
@@ -275,13 +276,13 @@ class RequestFlow {
         this.firstByteAt = performance.now();
         lifecycle.firstToken(placement);
       },
-      responseHeaders: prefiller
-        ? withPrefillServedBy(responseHeaders, endpointAt(pool, prefiller)?.metadata.key ?? prefiller)
-        : responseHeaders,
+      responseHeaders: prefillKey ? withPrefillServedBy(responseHeaders, prefillKey) : responseHeaders,
       signal: this.eviction?.signal ?? this.deps.drain.signal,
       flusher: this.deps.flusher,
     };
     pool.noteDispatched(key);
+    // The prefill leg is load on its endpoint too, whoever sends it (the sidecar or the router).
+    if (prefillKey) pool.noteDispatched(prefillKey);
     this.lease?.placed(key);
     inflight.add(key);
     try {
