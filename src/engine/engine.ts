@@ -71,6 +71,16 @@ export class PagedEngine implements Engine {
     return true;
   }
 
+  cachedPrefixTokens(req: Pick<EngineRequest, "promptTokens" | "lora" | "cacheSalt">): number {
+    if (!this.options.enablePrefixCaching) return 0;
+    const B = this.options.blockSize;
+    const hashes = blockHashes(req.promptTokens, B, chainSeed(req.lora, req.cacheSalt));
+    const maxHit = Math.min(hashes.length, Math.floor((req.promptTokens.length - 1) / B));
+    let hits = 0;
+    while (hits < maxHit && this.kv.pool.lookup(hashes[hits]!) >= 0) hits++;
+    return hits * B;
+  }
+
   heldBlockIds(id: string): readonly number[] | undefined {
     return this.held.get(id)?.blocks;
   }

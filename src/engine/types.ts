@@ -136,6 +136,11 @@ export interface Engine {
   add(req: EngineRequest, nowMs: number): AddRejection | null;
   /** Removes a request wherever it is (held included) and frees its blocks at once; false if unknown. */
   abort(id: string): boolean;
+  /**
+   * Leading prompt tokens of `req` the GPU prefix cache holds now, by vLLM's hit rule (whole
+   * blocks, never the last prompt token); changes nothing. A P/D decode pulls only the rest.
+   */
+  cachedPrefixTokens(req: Pick<EngineRequest, "promptTokens" | "lora" | "cacheSalt">): number;
   /** GPU block ids a finished `holdKvOnFinish` request holds, in token order; undefined if none. */
   heldBlockIds(id: string): readonly number[] | undefined;
   /** Frees the blocks a finished `holdKvOnFinish` request holds; false if it holds none. */

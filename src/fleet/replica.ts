@@ -13,13 +13,18 @@ export class Replica {
   private readonly metrics: EndpointMetrics = emptyMetrics();
   /** True while a step is in flight (its end is scheduled). */
   stepping = false;
+  /** Restarts so far: a step scheduled by an earlier engine is stale. */
+  epoch = 0;
+  /** Requests this replica's engine serves to the client (aggregated requests and decode legs). */
+  readonly inFlight = new Set<string>();
   /** Engine state changed since the last scrape. */
   private dirty = true;
 
   constructor(
     readonly index: number,
-    readonly engine: Engine,
+    public engine: Engine,
     model: string,
+    labels: Readonly<Record<string, string>> = {},
   ) {
     this.metrics.activeModels = [model];
     this.endpoint = {
@@ -29,11 +34,30 @@ export class Replica {
         namespace: "fleet",
         address: `10.0.${index >> 8}.${index & 255}`,
         port: 8000,
-        labels: {},
+        labels,
       },
       metrics: this.metrics,
       attributes: new Map(),
     };
+  }
+
+  /** `address:port`, as P/D headers name the endpoint. */
+  get hostPort(): string {
+    return `${this.endpoint.metadata.address}:${this.endpoint.metadata.port}`;
+  }
+
+  /**
+   * The replica died and came back with `engine` (empty cache, new engine identity): what ran on
+   * the old one is gone; returns the requests it was serving.
+   */
+  restart(engine: Engine): string[] {
+    const lost = [...this.inFlight];
+    this.inFlight.clear();
+    this.engine = engine;
+    this.epoch++;
+    this.stepping = false;
+    this.dirty = true;
+    return lost;
   }
 
   /** The router dispatched a request here (counted until the next scrape). */

@@ -16,7 +16,11 @@ import type { RequestLifecycle } from "../lifecycle/lifecycle.ts";
 import type { Placement } from "../lifecycle/placement.ts";
 import type { IdealPrefixCache } from "../measure/ideal-cache.ts";
 import { type RequestRecord, recordFor } from "../measure/records.ts";
-import { PREVIOUS_RESPONSE_ENDPOINT_ATTRIBUTE } from "../scheduler/framework/data-keys.ts";
+import { PREFILLER_HEADER } from "../disagg/headers.ts";
+import {
+  PREVIOUS_RESPONSE_ENDPOINT_ATTRIBUTE,
+  UPSTREAM_HEADERS_STATE_KEY,
+} from "../scheduler/framework/data-keys.ts";
 import type { ResponseUsage, SchedulingRequest, TerminationCause } from "../scheduler/framework/types.ts";
 import { type ClientIdentity, completionBodyBytes, requestHeaders } from "../workload/client-wire.ts";
 import type { SyntheticPromptBuilder } from "../workload/synthetic-prompt.ts";
@@ -49,6 +53,8 @@ export interface RequestFlowOptions {
 export interface Dispatched {
   endpoint: Endpoint;
   engineRequest: EngineRequest;
+  /** The P/D prefill endpoint the scheduler named (`x-prefiller-host-port`, first entry), if any. */
+  prefillHostPort: string | undefined;
 }
 
 interface Live {
@@ -170,6 +176,9 @@ export class RequestFlow {
     }
     live.placement = placement;
     record.endpoint = endpoints.indexOf(placement.target);
+    const headers = placement.ctx.state.get(UPSTREAM_HEADERS_STATE_KEY) as
+      | ReadonlyMap<string, string>
+      | undefined;
     this.lives.set(workload.id, live);
     return {
       endpoint: placement.target,
@@ -180,6 +189,7 @@ export class RequestFlow {
         // llm-d: higher priority = more important; vLLM's engine serves lower values first.
         priority: -record.priority,
       },
+      prefillHostPort: headers?.get(PREFILLER_HEADER)?.split(",")[0],
     };
   }
 

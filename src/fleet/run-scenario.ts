@@ -18,6 +18,7 @@ import { TenantMap } from "../flow-control/identity.ts";
 import { RequestLifecycle } from "../lifecycle/lifecycle.ts";
 import { clientIdentity } from "../workload/scenario.ts";
 import { isKvEventConsumer } from "../scheduler/framework/hosted.ts";
+import { disaggregationOptions } from "./scenario-pd.ts";
 import { type FleetResult, runFleet } from "./simulator.ts";
 
 /** A finished scenario run. */
@@ -57,7 +58,8 @@ export async function runScenario(
     });
   };
   const engineOptions: EngineOptions = { ...scenario.fleet.engine, profile, seed: scenario.seed };
-  const probe = createEngine(engineOptions).stats();
+  const probeEngine = createEngine(engineOptions);
+  const probe = probeEngine.stats();
   const durationMs = scenario.durationS * 1000;
   const metrics = new Registry();
   const routers = Array.from({ length: scenario.routers }, (_, r) => loadRouter(r));
@@ -92,6 +94,7 @@ export async function runScenario(
     durationMs,
     drainMs: scenario.drainS * 1000,
     scrapeIntervalMs: scenario.scrapeIntervalMs,
+    ...disaggregationOptions(scenario, probeEngine.options),
     kvEvents: { consumers: kvEventConsumers, delayMs: scenario.kvEventDelayMs },
     blockTokens: probe.blockSize,
     loadBucketMs: Math.max(1000, durationMs / 120),

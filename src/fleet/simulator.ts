@@ -10,7 +10,7 @@
  */
 import type { ManualClock } from "../core/clock.ts";
 import type { Endpoint } from "../endpoints/endpoint.ts";
-import type { Engine, StepResult } from "../engine/types.ts";
+import type { Engine, EngineRequest, StepOutput, StepResult } from "../engine/types.ts";
 import type { ResponseUsage } from "../scheduler/framework/types.ts";
 import { IdealPrefixCache } from "../measure/ideal-cache.ts";
 import { LoadTimeline } from "../measure/records.ts";
@@ -21,6 +21,7 @@ import type { FlowExit } from "../flow-control/types.ts";
 import type { RequestLifecycle } from "../lifecycle/lifecycle.ts";
 import type { ClientIdentity } from "../workload/client-wire.ts";
 import type { KvEventConsumer } from "../scheduler/framework/hosted.ts";
+import { type PdOptions, PdCoordinator, type PdStats } from "./disaggregation.ts";
 import { EventQueue } from "./event-queue.ts";
 import { type KvDelivery, KvEventFeed, type KvFeedStats } from "./kv-event-feed.ts";
 import { Replica } from "./replica.ts";
@@ -36,6 +37,9 @@ const IDLE: VirtualFlowStep = Object.freeze({
   blocked: false,
   wakeAt: undefined,
 });
+
+/** Why requests in flight on a replica that died fail. */
+const REPLICA_DIED = "replica_died";
 
 /** Virtual clock time of workload time 0 (the clock's 0 means "never scraped" to plugins). */
 export const CLOCK_ORIGIN_MS = 1000;
@@ -74,6 +78,15 @@ export interface FleetOptions {
   /** Called about every `progressEveryMs` of virtual time. */
   onProgress?(simulatedMs: number): void;
   progressEveryMs?: number;
+  /** Endpoint labels of replica `index` (e.g. `llm-d.ai/role`); none by default. */
+  labels?(index: number): Readonly<Record<string, string>>;
+  /** Runs the two legs of requests the scheduler names a prefill endpoint for (src/fleet/disaggregation.ts). */
+  pd?: PdOptions;
+  /**
+   * Replica deaths: every `everyMs` of virtual time until `durationMs` a replica drawn by `random`
+   * dies and restarts at once with a fresh engine; the requests it served fail with `replica_died`.
+   */
+  deaths?: { everyMs: number; random: () => number };
 }
 
 /** What a run produced. */
@@ -87,13 +100,22 @@ export interface FleetResult {
   wallMs: number;
   events: number;
   steps: number;
+  /** What the P/D requests did (with `pd`). */
+  pd: PdStats | undefined;
+  /** Replica deaths injected, and the requests they failed (`failed-replica_died`: streams cut). */
+  deaths: number;
+  killedRequests: number;
+  /** GPU blocks still referenced in any engine at the end (held for a transfer or by a request). */
+  blocksInUseAtEnd: number;
   /** KV events delivered to the router, when it consumes them; staleness percentiles in ms. */
   kvEvents?: KvFeedStats & { stalenessP50Ms: number; stalenessP99Ms: number };
 }
 
 type SimEvent =
   | { at: number; seq: number; kind: "arrival"; arrival: Arrival; open: boolean }
-  | { at: number; seq: number; kind: "step"; replica: Replica; step: StepResult }
+  | { at: number; seq: number; kind: "step"; replica: Replica; step: StepResult; epoch: number }
+  | { at: number; seq: number; kind: "call"; fn: () => void }
+  | { at: number; seq: number; kind: "death" }
   | { at: number; seq: number; kind: "scrape"; replica: Replica }
   | { at: number; seq: number; kind: "flow-wake" }
   | { at: number; seq: number; kind: "kv-events"; delivery: KvDelivery }
@@ -108,6 +130,10 @@ class FleetSimulator {
   private readonly queue = new EventQueue<SimEvent>();
   private readonly replicas: Replica[] = [];
   private readonly byEndpoint = new Map<Endpoint, Replica>();
+  private readonly byHostPort = new Map<string, Replica>();
+  private readonly pd: PdCoordinator | undefined;
+  private deaths = 0;
+  private killedRequests = 0;
   private readonly endpoints: Endpoint[] = [];
   private readonly timeline: LoadTimeline;
   private readonly flow: RequestFlow;
@@ -122,9 +148,10 @@ class FleetSimulator {
   constructor(private readonly o: FleetOptions) {
     this.timeline = new LoadTimeline(o.loadBucketMs, o.replicas);
     for (let i = 0; i < o.replicas; i++) {
-      const replica = new Replica(i, o.createEngine(i), o.model);
+      const replica = new Replica(i, o.createEngine(i), o.model, o.labels?.(i));
       this.replicas.push(replica);
       this.byEndpoint.set(replica.endpoint, replica);
+      this.byHostPort.set(replica.hostPort, replica);
       this.endpoints.push(replica.endpoint);
     }
     const kv = o.kvEvents;
@@ -142,6 +169,7 @@ class FleetSimulator {
       ...(o.clients ? { clients: o.clients } : {}),
       ...(o.chains ? { chains: true } : {}),
     });
+    this.pd = o.pd && new PdCoordinator(o.pd, this.pdHost());
     this.flowHosts = lifecycles.map((l) => {
       const runtime = l.admission.flowControl;
       return runtime && new VirtualFlowHost({ runtime, endpoints });
@@ -159,9 +187,11 @@ class FleetSimulator {
     }
     this.pullArrival();
     if (o.onProgress) this.queue.push({ at: CLOCK_ORIGIN_MS, seq: 0, kind: "progress" });
+    if (o.deaths) this.queue.push({ at: CLOCK_ORIGIN_MS + o.deaths.everyMs, seq: 0, kind: "death" });
     const endAt = CLOCK_ORIGIN_MS + o.durationMs;
     for (let event = this.queue.pop(); event; event = this.queue.pop()) {
-      if (event.at >= endAt && (this.flow.live === 0 || event.at >= endAt + o.drainMs)) break;
+      const settled = this.flow.live === 0 && !this.pd?.busy;
+      if (event.at >= endAt && (settled || event.at >= endAt + o.drainMs)) break;
       o.clock.set(event.at);
       this.events++;
       const pending = this.handle(event);
@@ -177,6 +207,10 @@ class FleetSimulator {
       wallMs: performance.now() - started,
       events: this.events,
       steps: this.steps,
+      pd: this.pd?.stats,
+      deaths: this.deaths,
+      killedRequests: this.killedRequests,
+      blocksInUseAtEnd: this.replicas.reduce((sum, r) => sum + r.engine.stats().usedBlocks, 0),
       ...(this.kvFeed ? { kvEvents: this.kvFeedReport(this.kvFeed) } : {}),
     };
   }
@@ -197,7 +231,12 @@ class FleetSimulator {
         if (event.arrival.atMs < this.o.durationMs) return this.arrive(event.arrival);
         return;
       case "step":
+        if (event.epoch !== event.replica.epoch) return;
         return this.stepEnded(event.replica, event.step, event.at);
+      case "call":
+        return event.fn();
+      case "death":
+        return this.die(event.at);
       case "scrape":
         event.replica.scrape(event.at);
         this.queue.push({
@@ -291,6 +330,7 @@ class FleetSimulator {
   /** Aborts an evicted request in its engine; admission learns it completed. */
   private evict(id: string): VirtualFlowStep {
     const replica = this.replicas[this.flow.endpointOf(id)];
+    replica?.inFlight.delete(id);
     if (replica?.engine.abort(id)) {
       replica.touched();
       this.publishKvEvents(replica, this.o.clock.now(), this.o.clock.now());
@@ -310,15 +350,64 @@ class FleetSimulator {
     }
     const replica = this.byEndpoint.get(dispatched.endpoint)!;
     replica.dispatched();
+    const prefill = this.pd && dispatched.prefillHostPort && this.byHostPort.get(dispatched.prefillHostPort);
+    if (prefill) {
+      this.flow.admitted(id);
+      const answer = this.hostOf(id)?.placed(id, now, dispatched.endpoint.metadata.key) ?? IDLE;
+      this.pd!.start(id, dispatched.engineRequest, prefill, replica);
+      return answer;
+    }
     const rejection = replica.engine.add(dispatched.engineRequest, now);
     if (rejection) {
       this.flow.fail(id, rejection.reason);
       this.followUps(id);
       return this.completed(id, undefined);
     }
+    replica.inFlight.add(id);
     this.flow.admitted(id);
     this.kick(replica);
     return this.hostOf(id)?.placed(id, now, dispatched.endpoint.metadata.key) ?? IDLE;
+  }
+
+  /** How the P/D coordinator reaches the fleet. */
+  private pdHost() {
+    return {
+      now: () => this.o.clock.now(),
+      at: (at: number, fn: () => void) => this.queue.push({ at, seq: 0, kind: "call", fn }),
+      kick: (replica: Replica) => this.kick(replica),
+      startDecode: (id: string, replica: Replica, request: EngineRequest) =>
+        this.startDecode(id, replica, request),
+      fail: (id: string, reason: string) => this.failRunning(id, reason),
+    };
+  }
+
+  /** A P/D request's decode leg joins its decode replica's engine. */
+  private startDecode(id: string, replica: Replica, request: EngineRequest): void {
+    const rejection = replica.engine.add(request, this.o.clock.now());
+    if (rejection) return this.failRunning(id, rejection.reason);
+    replica.inFlight.add(id);
+    this.kick(replica);
+  }
+
+  /** Ends a running request with `failed-<reason>`; admission learns it completed. */
+  private failRunning(id: string, reason: string): void {
+    if (this.flow.endpointOf(id) < 0) return;
+    if (reason === REPLICA_DIED) this.killedRequests++;
+    this.flow.fail(id, reason);
+    this.followUps(id);
+    void this.apply(this.completed(id, undefined));
+  }
+
+  /** A replica drawn at random dies and restarts with a fresh engine. */
+  private die(at: number): void {
+    const deaths = this.o.deaths!;
+    if (at >= CLOCK_ORIGIN_MS + this.o.durationMs) return;
+    this.queue.push({ at: at + deaths.everyMs, seq: 0, kind: "death" });
+    const replica = this.replicas[Math.floor(deaths.random() * this.replicas.length)]!;
+    this.deaths++;
+    for (const id of replica.restart(this.o.createEngine(replica.index))) this.failRunning(id, REPLICA_DIED);
+    this.pd?.replicaDied(replica);
+    this.kick(replica);
   }
 
   private kick(replica: Replica): void {
@@ -330,7 +419,7 @@ class FleetSimulator {
     if (!step) return;
     replica.stepping = true;
     this.steps++;
-    this.queue.push({ at: now + step.durationMs, seq: 0, kind: "step", replica, step });
+    this.queue.push({ at: now + step.durationMs, seq: 0, kind: "step", replica, step, epoch: replica.epoch });
   }
 
   /** Queues the delivery of what `replica`'s engine emitted (see KvEventFeed). */
@@ -344,13 +433,24 @@ class FleetSimulator {
     this.timeline.add(replica.index, step.startMs - CLOCK_ORIGIN_MS, step.prefillTokens);
     let pending: Promise<void> | undefined;
     for (const output of step.outputs) {
-      if (!this.flow.progress(output, step.startMs, now)) continue;
+      if (this.pd?.owns(output.id)) {
+        this.pd.prefillOutput(output);
+        continue;
+      }
+      if (!this.flow.progress(this.reported(output), step.startMs, now)) continue;
+      replica.inFlight.delete(output.id);
       this.followUps(output.id);
       const answer = this.completed(output.id, this.flow.usage(output.id));
       pending = pending ? pending.then(() => this.apply(answer)) : (this.apply(answer) ?? undefined);
     }
     this.kick(replica);
     return pending;
+  }
+
+  /** A P/D request's first token reports the prefill's cached tokens, as the sidecar rewrites them. */
+  private reported(output: StepOutput): StepOutput {
+    if (!this.pd || !output.first) return output;
+    return { ...output, cachedTokens: this.pd.reportedCached(output.id, output.cachedTokens) };
   }
 
   /** Flow control learns a dispatched request ended; its answer may dispatch more. */

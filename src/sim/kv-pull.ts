@@ -27,9 +27,12 @@ export const PULL_FAILURES: readonly PullFailure[] = [
   "injected",
 ];
 
-/** A pull's outcome: the KV and the engine ms its transfer takes, or why it failed. */
+/**
+ * A pull's outcome: the prompt tokens the prefill computed, the part that moves (those the decode
+ * does not hold already) and the engine ms it takes, or why it failed.
+ */
 export type PullResult =
-  | { ok: true; size: KvTransferSize; transferMs: number }
+  | { ok: true; remoteTokens: number; size: KvTransferSize; transferMs: number }
   | { ok: false; reason: PullFailure; message: string };
 
 /** How long a decode waits for the side channel to answer, wall ms. */
@@ -44,8 +47,11 @@ export class KvPuller {
     private readonly random: () => number,
   ) {}
 
-  /** Pulls `remote`'s KV for `prompt`. Any pull that reaches the prefill frees its hold there. */
-  async pull(remote: RemoteKv, prompt: Uint32Array): Promise<PullResult> {
+  /**
+   * Pulls `remote`'s KV for `prompt`, of which the decode's prefix cache holds `localTokens`
+   * (vLLM moves only the rest). Any pull that reaches the prefill frees its hold there.
+   */
+  async pull(remote: RemoteKv, prompt: Uint32Array, localTokens: number): Promise<PullResult> {
     const answer = await this.request(remote);
     if (!answer.ok) return answer;
     const { num_tokens: tokens, prompt_digest: digest } = answer.body;
@@ -61,8 +67,8 @@ export class KvPuller {
         reason: "prompt_mismatch",
         message: "the pulled KV was computed for another prompt",
       };
-    const size = kvTransferSize(this.options, tokens);
-    return { ok: true, size, transferMs: kvTransferMs(size, this.link) };
+    const size = kvTransferSize(this.options, Math.max(0, tokens - localTokens));
+    return { ok: true, remoteTokens: tokens, size, transferMs: kvTransferMs(size, this.link) };
   }
 
   private async request(

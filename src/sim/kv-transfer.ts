@@ -112,9 +112,9 @@ export class KvTransferAgent {
     };
   }
 
-  /** Pulls a decode leg's KV, counting the transfer or the failure. */
-  async pull(remote: RemoteKv, prompt: Uint32Array): Promise<PullResult> {
-    const result = await this.puller.pull(remote, prompt);
+  /** Pulls a decode leg's KV (`localTokens` already cached here), counting the transfer or the failure. */
+  async pull(remote: RemoteKv, prompt: Uint32Array, localTokens: number): Promise<PullResult> {
+    const result = await this.puller.pull(remote, prompt, localTokens);
     if (result.ok) {
       this.transfers.inc();
       this.bytes.inc(result.size.bytes);

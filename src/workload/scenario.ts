@@ -107,11 +107,38 @@ export const scenarioSchema = z.strictObject({
    */
   kvEventDelayMs: z.number().nonnegative().default(5),
   model: z.string().default("llama3-8b"),
-  fleet: z.strictObject({
-    replicas: z.int().positive(),
-    profile: z.string().default("h200-llama3-8b"),
-    engine: engineSchema,
-  }),
+  fleet: z
+    .strictObject({
+      replicas: z.int().positive(),
+      profile: z.string().default("h200-llama3-8b"),
+      engine: engineSchema,
+      /**
+       * P/D (xPyD): replica groups in order, each labelled `llm-d.ai/role: <role>`; their sizes
+       * sum to `replicas`. None: unlabelled replicas.
+       */
+      groups: z.array(z.strictObject({ role: z.string().min(1), replicas: z.int().positive() })).default([]),
+      /** How P/D moves KV (src/engine/kv-transfer.ts): a link preset, overrides, the abort timeout. */
+      kvTransfer: z
+        .strictObject({
+          link: z.string().default("infiniband"),
+          gbps: positive.optional(),
+          latencyMs: z.number().nonnegative().optional(),
+          abortTimeoutS: positive.default(480),
+        })
+        .prefault({}),
+    })
+    .refine((f) => f.groups.length === 0 || f.groups.reduce((n, g) => n + g.replicas, 0) === f.replicas, {
+      message: "fleet.groups' replicas must sum to fleet.replicas",
+      path: ["groups"],
+    }),
+  /** Faults injected in virtual time: P/D transfer failures (a fraction) and replica deaths. */
+  faults: z
+    .strictObject({
+      transferFailureRate: z.number().min(0).max(1).default(0),
+      /** A random replica dies (and restarts at once, empty) every this many seconds. */
+      replicaDeathEveryS: positive.optional(),
+    })
+    .prefault({}),
   router: z.union([z.strictObject({ config: z.string() }), z.strictObject({ configText: z.string() })]),
   workload: workloadSchema,
   /** InferenceObjective name → priority (requests name their objective; unknown or none = 0). */

@@ -40,7 +40,12 @@ export async function prepareLeg(
   const agent = ctx.kvTransfer;
   if (!agent || leg.kind === "none") return job;
   if (leg.kind === "prefill") return { ...job, holdKv: true };
-  const pulled = await agent.pull(leg.remote, job.promptIds);
+  const local = ctx.driver.engine.cachedPrefixTokens({
+    promptTokens: job.promptIds,
+    lora: job.lora,
+    cacheSalt: job.request.cacheSalt,
+  });
+  const pulled = await agent.pull(leg.remote, job.promptIds, local);
   if (res.destroyed) return null;
   if (!pulled.ok) {
     if (agent.transfer.failurePolicy === "fail") {
@@ -51,5 +56,5 @@ export async function prepareLeg(
     return job;
   }
   await new Promise((resolve) => setTimeout(resolve, pulled.transferMs / ctx.config.speed));
-  return res.destroyed ? null : { ...job, remoteKvTokens: pulled.size.tokens };
+  return res.destroyed ? null : { ...job, remoteKvTokens: pulled.remoteTokens };
 }
