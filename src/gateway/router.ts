@@ -12,6 +12,7 @@ import type { EndpointMetadata } from "../endpoints/endpoint.ts";
 import { EndpointPool, type EndpointPoolOptions } from "../endpoints/pool.ts";
 import type { TenantMap } from "../flow-control/identity.ts";
 import type { DrainOutcome } from "./drain.ts";
+import { type HostedPlugins, startHostedPlugins } from "./hosted-plugins.ts";
 import { type Gateway, startGateway } from "./server.ts";
 import type { GatewayOptions } from "./types.ts";
 
@@ -93,7 +94,11 @@ export async function startRouter(options: RouterOptions): Promise<Router> {
   let gateway: Gateway;
   let store: ResponseStore | undefined;
   let sweeper: NodeJS.Timeout | undefined;
+  let hosted: HostedPlugins | undefined;
   try {
+    // Plugins with background work (the precise prefix cache's KV-event subscriber).
+    const started = await startHostedPlugins(config.plugins, pool);
+    hosted = started;
     store = options.responses && (await openResponseStore(options.responses.store, options.responses.limits));
     sweeper = store && sweepEvery(store, SWEEP_INTERVAL_MS);
     const { responses, ...gatewayOptions } = options;
@@ -110,9 +115,11 @@ export async function startRouter(options: RouterOptions): Promise<Router> {
         ...(options.flowPollIntervalMs ? { pollIntervalMs: options.flowPollIntervalMs } : {}),
       },
     });
+    started.register(gateway.metrics.registry);
   } catch (err) {
     clearInterval(sweeper);
     await store?.close();
+    await hosted?.close();
     await pool.stop();
     throw err;
   }
@@ -133,6 +140,7 @@ export async function startRouter(options: RouterOptions): Promise<Router> {
         await gateway.close();
         clearInterval(sweeper);
         await store?.close();
+        await hosted?.close();
         await pool.stop();
       })();
       return closing;

@@ -1,7 +1,9 @@
 /**
  * The router's KV-event subscriber (reference §4.1), over real ZeroMQ. Pod-discovery mode: one SUB
  * socket per endpoint host, connected to `tcp://<host>:<socketPort>`, opened and closed as endpoints
- * join and leave; replays come from `tcp://<host>:<replaySocketPort>` when that port is set.
+ * join and leave; replays come from `tcp://<host>:<replaySocketPort>` when that port is set. A
+ * data-parallel rank r publishes on `socketPort + r` (and replays on `replaySocketPort + r`), as
+ * vLLM offsets its event endpoints by the rank, so each rank has its own socket.
  * Centralized mode: one SUB socket bound at `zmqEndpoint` that the engines connect to (no replay:
  * the router does not know where their ROUTER sockets are). Only topics starting with
  * `topicFilter` are received. Each publisher's stream (one per topic and socket) goes through a
@@ -75,7 +77,7 @@ export class KvEventSubscriber {
     if (this.options.discoverPods) return;
     const sub = new Subscriber({ linger: 0, receiveHighWaterMark: RECEIVE_HWM });
     await sub.bind(this.options.zmqEndpoint);
-    this.central = this.open(sub, null, null);
+    this.central = this.open(sub, null, null, []);
   }
 
   /** The address centralized mode bound (a wildcard port resolved), if any. */
@@ -88,19 +90,29 @@ export class KvEventSubscriber {
     if (this.closed) return;
     this.resolver = new PodResolver(pods);
     if (!this.options.discoverPods) return;
-    const hosts = new Set(pods.map((p) => p.address));
-    for (const [host, subscription] of this.subscriptions) {
-      if (hosts.has(host)) continue;
-      this.retire(subscription);
-      this.subscriptions.delete(host);
+    const wanted = new Map<string, { host: string; rank: number; served: PodLocation[] }>();
+    for (const pod of pods) {
+      const rank = pod.dpRank ?? 0;
+      const id = `${pod.address}|${rank}`;
+      const entry = wanted.get(id) ?? { host: pod.address, rank, served: [] };
+      entry.served.push(pod);
+      wanted.set(id, entry);
     }
-    for (const host of hosts) {
-      if (this.subscriptions.has(host)) continue;
+    for (const [id, subscription] of this.subscriptions) {
+      const entry = wanted.get(id);
+      if (entry) subscription.served = entry.served;
+      else {
+        this.retire(subscription);
+        this.subscriptions.delete(id);
+      }
+    }
+    const { socketPort, replaySocketPort } = this.options;
+    for (const [id, { host, rank, served }] of wanted) {
+      if (this.subscriptions.has(id)) continue;
       const sub = new Subscriber({ linger: 0, receiveHighWaterMark: RECEIVE_HWM });
-      sub.connect(tcpAddress(host, this.options.socketPort));
-      const replay =
-        this.options.replaySocketPort > 0 ? tcpAddress(host, this.options.replaySocketPort) : null;
-      this.subscriptions.set(host, this.open(sub, host, replay));
+      sub.connect(tcpAddress(host, socketPort + rank));
+      const replay = replaySocketPort > 0 ? tcpAddress(host, replaySocketPort + rank) : null;
+      this.subscriptions.set(id, this.open(sub, host, replay, served));
     }
   }
 
@@ -121,9 +133,14 @@ export class KvEventSubscriber {
     this.central = undefined;
   }
 
-  private open(socket: Subscriber, host: string | null, replayAddress: string | null): Subscription {
+  private open(
+    socket: Subscriber,
+    host: string | null,
+    replayAddress: string | null,
+    served: PodLocation[],
+  ): Subscription {
     socket.subscribe(this.options.topicFilter);
-    const subscription: Subscription = { socket, host, replayAddress, sources: new Map() };
+    const subscription: Subscription = { socket, host, replayAddress, served, sources: new Map() };
     void this.receiveLoop(subscription);
     return subscription;
   }
@@ -182,7 +199,9 @@ export class KvEventSubscriber {
           return;
         }
         this.counters.skippedEvents += batch.skipped;
-        const podKey = this.resolver.resolve(pod, s.host, batch.dpRank);
+        // A socket of one endpoint (pod discovery) names it; else the topic and rank decide.
+        const podKey =
+          s.served.length === 1 ? s.served[0]!.key : this.resolver.resolve(pod, s.host, batch.dpRank);
         if (podKey === undefined) {
           this.counters.unknownPod++;
           return;
@@ -198,6 +217,8 @@ interface Subscription {
   socket: Subscriber;
   /** The endpoint host (pod-discovery mode), or null (centralized). */
   host: string | null;
+  /** The endpoints publishing on this socket (pod-discovery mode). */
+  served: PodLocation[];
   replayAddress: string | null;
   /** Publisher streams by topic. */
   sources: Map<string, KvEventSource>;

@@ -29,6 +29,23 @@ export interface KvPublisherOptions
   loraIds?: ReadonlyMap<string, number>;
   /** Wall clock in ms (tests may pin it). */
   nowMs?: () => number;
+  /**
+   * Fault injection: batches with these sequence numbers are kept for replay but never sent live,
+   * so a subscriber sees a gap (`LLMD_KV_EVENTS_SKIP_SEQS`, see `skipSeqsFromEnv`).
+   */
+  skipLiveSeqs?: ReadonlySet<bigint>;
+}
+
+/** `LLMD_KV_EVENTS_SKIP_SEQS=3,7` → {3n, 7n}: the test hook of `KvPublisherOptions.skipLiveSeqs`. */
+export function skipSeqsFromEnv(env: NodeJS.ProcessEnv = process.env): ReadonlySet<bigint> {
+  const text = env.LLMD_KV_EVENTS_SKIP_SEQS ?? "";
+  return new Set(
+    text
+      .split(",")
+      .map((s) => s.trim())
+      .filter((s) => /^\d+$/.test(s))
+      .map((s) => BigInt(s)),
+  );
 }
 
 /** Replay's end-of-replay sequence number: all ones. */
@@ -122,7 +139,7 @@ export class KvEventPublisher {
     this.counters.batches++;
     const payload = this.encodeBatch(events);
     this.remember(seq, payload);
-    if (this.queue.length >= this.options.maxQueueSize) {
+    if (this.queue.length >= this.options.maxQueueSize || this.options.skipLiveSeqs?.has(seq)) {
       this.counters.dropped++;
       return;
     }

@@ -19,7 +19,7 @@ import { simShuttingDown } from "./drain.ts";
 import { handleHealth, handleMetrics, handleModels, handleReady, handleTokenize } from "./handlers/info.ts";
 import { sendError } from "./http.ts";
 import { resolveTopic } from "./kv-events-config.ts";
-import { KvEventPublisher } from "./kv-publisher.ts";
+import { KvEventPublisher, skipSeqsFromEnv } from "./kv-publisher.ts";
 
 /** A running simulator. */
 export interface SimServer {
@@ -156,6 +156,7 @@ async function startKvEvents(
       maxQueueSize: kv.maxQueueSize,
       encoding,
       loraIds: new Map(config["lora-modules"].map((name, i) => [name, i + 1])),
+      skipLiveSeqs: skipSeqsFromEnv(),
     });
   } catch (err) {
     const endpoints = [kv.endpoint, kv.replayEndpoint].filter((e) => e !== null).join(", ");
