@@ -155,7 +155,7 @@ export class PdCoordinator {
   /** A prefill leg's step output. */
   prefillOutput(output: StepOutput): void {
     const pd = this.legs.get(output.id);
-    if (!pd || pd.phase !== "prefill" || !output.finished) return;
+    if (pd?.phase !== "prefill" || !output.finished) return;
     pd.prefillCached = output.cachedTokens;
     pd.phase = "held";
     pd.heldAtMs = this.host.now();

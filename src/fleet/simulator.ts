@@ -384,7 +384,10 @@ class FleetSimulator {
   /** A P/D request's decode leg joins its decode replica's engine. */
   private startDecode(id: string, replica: Replica, request: EngineRequest): void {
     const rejection = replica.engine.add(request, this.o.clock.now());
-    if (rejection) return this.failRunning(id, rejection.reason);
+    if (rejection) {
+      this.failRunning(id, rejection.reason);
+      return;
+    }
     replica.inFlight.add(id);
     this.kick(replica);
   }
