@@ -409,6 +409,7 @@ class FleetSimulator {
     const replica = this.replicas[Math.floor(deaths.random() * this.replicas.length)]!;
     this.deaths++;
     for (const id of replica.restart(this.o.createEngine(replica.index))) this.failRunning(id, REPLICA_DIED);
+    this.kvFeed?.attach(replica);
     this.pd?.replicaDied(replica);
     this.kick(replica);
   }
