@@ -2,12 +2,12 @@
  * A Hugging Face `tokenizer.json` tokenizer (byte-level BPE: Llama 3, Qwen, DeepSeek) over
  * `@huggingface/tokenizers`, with the same ids at a fraction of the cost: the text is split at
  * added tokens and by the pre-tokenizer's own pattern here, and each piece's ids come from a word
- * cache, so the library's full pipeline runs once per distinct piece. A self-check at construction
- * compares both paths.
+ * cache that the library's BPE model fills once per distinct piece. A self-check at construction
+ * compares the result with the library's own `encode`.
  */
 import type { Tokenizer as HfTokenizer } from "@huggingface/tokenizers";
 import type { ChatMessageLike } from "../api/prompt.ts";
-import { byteLevelUnits } from "./byte-level.ts";
+import { byteLevelString, byteLevelUnits } from "./byte-level.ts";
 import type { ChatTokenizer } from "./chat.ts";
 
 /** The model's chat template, rendered as `ChatTokenizer.chatSegments` describes. */
@@ -36,12 +36,15 @@ export class BpeTokenizer implements ChatTokenizer {
   private readonly split: RegExp;
   private readonly promptPrefix: number[];
   private readonly promptSuffix: number[];
+  private readonly model: NonNullable<HfTokenizer["model"]>;
 
   constructor(
     readonly name: string,
     private readonly lib: HfTokenizer,
     private readonly template: ChatTemplate,
   ) {
+    if (!lib.model) throw new Error(`${name}: tokenizer.json has no model`);
+    this.model = lib.model;
     for (const [id, token] of lib.get_added_tokens_decoder()) {
       if (token.lstrip || token.rstrip)
         throw new Error(`${name}: added token ${token.content} strips spaces`);
@@ -128,9 +131,22 @@ export class BpeTokenizer implements ChatTokenizer {
     else for (const id of ids) out.push(id);
   }
 
-  /** The library's ids of one pre-tokenizer piece, remembered. */
+  /**
+   * The ids of one pre-tokenizer piece, remembered: the library's BPE model over the piece's
+   * byte-level string (its full `encode` costs far more per call), or its `encode` when a merged
+   * token is not in the vocabulary.
+   */
   private learnWord(word: string): number | number[] {
-    const encoded = this.lib.encode(word, { add_special_tokens: false }).ids;
+    const vocab = this.model.tokens_to_ids;
+    let encoded: number[] = [];
+    for (const token of this.model.encode([byteLevelString(word)])) {
+      const id = vocab.get(token);
+      if (id === undefined) {
+        encoded = this.lib.encode(word, { add_special_tokens: false }).ids;
+        break;
+      }
+      encoded.push(id);
+    }
     const ids = encoded.length === 1 ? encoded[0]! : encoded;
     if (this.words.size >= WORD_CACHE_ENTRIES) this.words.clear();
     this.words.set(word, ids);

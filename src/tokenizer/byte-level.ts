@@ -15,7 +15,15 @@ function byteCharacters(): number[] {
   return chars;
 }
 
+const CHAR_OF_BYTE = byteCharacters().map((char) => String.fromCharCode(char));
 const BYTE_OF_CHAR = new Map(byteCharacters().map((char, byte) => [char, byte]));
+
+/** `text`'s UTF-8 bytes written as byte-level characters: what a byte-level BPE model merges. */
+export function byteLevelString(text: string): string {
+  let out = "";
+  for (const byte of Buffer.from(text, "utf8")) out += CHAR_OF_BYTE[byte];
+  return out;
+}
 
 /**
  * UTF-16 code units of the text a byte-level token string encodes: one per UTF-8 lead byte (two

@@ -56,19 +56,19 @@ export class IncrementalEncoder {
     }
     if (missed.length === 0) return concatIds(parts);
     const texts = missed.map((i) => segments[i]!);
+    const inline = () => texts.map((text) => this.tokenizer.encode(text));
     if (this.worker === null || missedUnits <= this.options.inlineUnits) {
-      this.fill(
-        parts,
-        missed,
-        texts,
-        texts.map((text) => this.tokenizer.encode(text)),
-      );
+      this.fill(parts, missed, texts, inline());
       return concatIds(parts);
     }
-    return this.worker.encode(texts).then((ids) => {
-      this.fill(parts, missed, texts, ids);
-      return concatIds(parts);
-    });
+    // A dead worker costs the event loop, never the request.
+    return this.worker
+      .encode(texts)
+      .catch(inline)
+      .then((ids) => {
+        this.fill(parts, missed, texts, ids);
+        return concatIds(parts);
+      });
   }
 
   private fill(parts: Uint32Array[], missed: number[], texts: string[], ids: Uint32Array[]): void {
