@@ -37,18 +37,17 @@ export class PodResolver {
   }
 
   private find(topicPod: string, host: string | null, rank: number): string | undefined {
-    const exact = this.byAddressPort.get(topicPod) ?? [];
     const sameRank = (l: PodLocation) => (l.dpRank ?? 0) === rank;
-    const direct = exact.find(sameRank);
+    const direct = this.byAddressPort.get(topicPod)?.find(sameRank);
     if (direct) return direct.key;
-    for (const candidateHost of [hostOf(topicPod), host]) {
-      if (candidateHost === null) continue;
-      const onHost = this.byHost.get(candidateHost) ?? [];
-      const ranked = onHost.find((l) => l.dpRank === rank);
-      if (ranked) return ranked.key;
-      if (onHost.length === 1 && sameRank(onHost[0]!)) return onHost[0]!.key;
-    }
-    return undefined;
+    // A topic naming host:port: another rank of that host (ranks share one topic), else no endpoint.
+    const topicHost = hostOf(topicPod);
+    if (topicHost !== null) return this.byHost.get(topicHost)?.find((l) => l.dpRank === rank)?.key;
+    // A custom topic: the subscription's host decides.
+    const onHost = host === null ? [] : (this.byHost.get(host) ?? []);
+    const ranked = onHost.find((l) => l.dpRank === rank);
+    if (ranked) return ranked.key;
+    return onHost.length === 1 && sameRank(onHost[0]!) ? onHost[0]!.key : undefined;
   }
 }
 
