@@ -9,7 +9,11 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { LlmdError } from "../api/errors.ts";
 import type { OperationalLog } from "../core/log.ts";
 import type { Endpoint } from "../endpoints/endpoint.ts";
-import { RESPONSE_HEADERS_STATE_KEY, UPSTREAM_HEADERS_STATE_KEY } from "../scheduler/framework/data-keys.ts";
+import {
+  DISAGG_DECISION_STATE_KEY,
+  RESPONSE_HEADERS_STATE_KEY,
+  UPSTREAM_HEADERS_STATE_KEY,
+} from "../scheduler/framework/data-keys.ts";
 import type { RequestLifecycle } from "../lifecycle/lifecycle.ts";
 import type { Placement } from "../lifecycle/placement.ts";
 import type { ResponseUsage, SchedulingContext, SchedulingRequest } from "../scheduler/framework/types.ts";
@@ -262,6 +266,8 @@ class RequestFlow {
     const { pool, inflight, upstreams, lifecycle, pd } = this.deps;
     const { ctx, target } = placement;
     const key = target.metadata.key;
+    const decision = ctx.state.get(DISAGG_DECISION_STATE_KEY);
+    if (typeof decision === "string") this.series.disaggDecisions(decision).inc();
     const pluginHeaders = stateHeaders(ctx, UPSTREAM_HEADERS_STATE_KEY);
     const prefiller = prefillerOf(pluginHeaders);
     const prefillKey = prefiller && (endpointAt(pool, prefiller)?.metadata.key ?? prefiller);

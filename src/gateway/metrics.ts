@@ -32,6 +32,7 @@ const MODEL_LABELS: readonly ModelLabel[] = ["model_name", "target_model_name"];
 /** Every per-request series of one model, resolved once (observing is then allocation-free). */
 export class ModelSeries {
   private readonly errorsByCode = new Map<string, ValueChild>();
+  private readonly disaggByType = new Map<string, ValueChild>();
   readonly requests: ValueChild;
   readonly running: ValueChild;
   readonly duration: HistogramChild;
@@ -59,13 +60,26 @@ export class ModelSeries {
 
   /** The error counter of `code` (codes are a fixed catalogue, so the cache stays small). */
   errors(code: string): ValueChild {
-    let child = this.errorsByCode.get(code);
-    if (!child) {
-      child = this.family.errors.child({ ...this.labels, error_code: code });
-      this.errorsByCode.set(code, child);
-    }
-    return child;
+    return cachedChild(this.errorsByCode, code, () =>
+      this.family.errors.child({ ...this.labels, error_code: code }),
+    );
   }
+
+  /** The P/D decision counter of `type` (the profile handler's four values). */
+  disaggDecisions(type: string): ValueChild {
+    return cachedChild(this.disaggByType, type, () =>
+      this.family.disaggDecisions.child({ ...this.labels, decision_type: type }),
+    );
+  }
+}
+
+function cachedChild(cache: Map<string, ValueChild>, key: string, create: () => ValueChild): ValueChild {
+  let child = cache.get(key);
+  if (!child) {
+    child = create();
+    cache.set(key, child);
+  }
+  return child;
 }
 
 /** The labelled request families, in llm-d's names. */
@@ -78,6 +92,7 @@ class RequestFamilies {
   readonly inputTokens: LeanHistogram<ModelLabel>;
   readonly outputTokens: LeanHistogram<ModelLabel>;
   readonly cachedTokens: LeanHistogram<ModelLabel>;
+  readonly disaggDecisions: LeanValue<ModelLabel | "decision_type">;
 
   constructor(r: Registry) {
     const p = "llm_d_epp_";
@@ -90,6 +105,13 @@ class RequestFamilies {
       r,
     );
     this.running = new LeanValue("gauge", `${p}request_running`, "Requests in flight", MODEL_LABELS, r);
+    this.disaggDecisions = new LeanValue(
+      "counter",
+      `${p}disagg_decision_total`,
+      "P/D placements by the stages they run (decode-only, prefill-decode, encode-decode, encode-prefill-decode)",
+      [...MODEL_LABELS, "decision_type"],
+      r,
+    );
     const histogram = <L extends string>(name: string, help: string, buckets: number[], labels: L[]) =>
       new LeanHistogram<L>(`${p}${name}`, help, buckets, labels, r);
     this.duration = histogram("request_duration_seconds", "End-to-end request latency", DURATION_BUCKETS, [

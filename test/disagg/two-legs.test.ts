@@ -142,6 +142,15 @@ for (const legs of ["sidecar", "router"] as const) {
       assert.equal(last(stack.decodeProxy.seen).headers["x-prefiller-host-port"], undefined);
       assert.equal(last(stack.decodeProxy.seen).body.kv_transfer_params, undefined);
       assert.equal(res.headers.get("x-llmd-prefill-endpoint"), null);
+      const metrics = await (await fetch(`${stack.router.url}/metrics`)).text();
+      const decisions = (type: string) =>
+        Number(
+          new RegExp(`disagg_decision_total\\{[^}]*decision_type="${type}"[^}]*\\} (\\d+)`).exec(
+            metrics,
+          )?.[1],
+        );
+      assert.equal(decisions("prefill-decode"), 3, "the P/D requests so far");
+      assert.equal(decisions("decode-only"), 1);
     });
 
     it("a prefill answering 503 is retried; past the retries its answer reaches the client", async () => {

@@ -35,6 +35,15 @@ export const UPSTREAM_HEADERS_STATE_KEY = "upstream-headers";
 export const RESPONSE_HEADERS_STATE_KEY = "response-headers";
 
 /**
+ * `ctx.state` key of a P/D profile handler's decision at PreRequest, one of {@link DisaggDecision};
+ * hosts count it (`llm_d_epp_disagg_decision_total`).
+ */
+export const DISAGG_DECISION_STATE_KEY = "disagg-decision";
+
+/** The stages a P/D request runs besides decode. */
+export type DisaggDecision = "decode-only" | "prefill-decode" | "encode-decode" | "encode-prefill-decode";
+
+/**
  * Request attribute naming the endpoint that served the previous turn of a Responses chain (it
  * holds the KV cache of the whole history); set by the router's Responses API.
  */

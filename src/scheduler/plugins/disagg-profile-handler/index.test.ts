@@ -3,7 +3,11 @@ import { test } from "node:test";
 import { LlmdError } from "../../../api/errors.ts";
 import { createSample } from "../../../config/testing.ts";
 import { type Endpoint, ROLE_LABEL } from "../../../endpoints/endpoint.ts";
-import { PEER_ENDPOINT_ATTRIBUTE, UPSTREAM_HEADERS_STATE_KEY } from "../../framework/data-keys.ts";
+import {
+  DISAGG_DECISION_STATE_KEY,
+  PEER_ENDPOINT_ATTRIBUTE,
+  UPSTREAM_HEADERS_STATE_KEY,
+} from "../../framework/data-keys.ts";
 import { runProfile } from "../../framework/profile-runner.ts";
 import { makeContext, makeEndpoint, makeEnv } from "../../framework/testing.ts";
 import type {
@@ -74,7 +78,13 @@ function drive(handler: DisaggProfileHandler, endpoints = POOL, profiles = PROFI
   }
   const decision = handler.processResults(ctx, results);
   if (!(decision instanceof LlmdError)) handler.preRequest(ctx, decision);
-  return { rounds, peers, decision, headers: upstream(ctx) };
+  return {
+    rounds,
+    peers,
+    decision,
+    headers: upstream(ctx),
+    decided: ctx.state.get(DISAGG_DECISION_STATE_KEY),
+  };
 }
 
 const upstream = (ctx: SchedulingContext) =>
@@ -142,6 +152,9 @@ for (const c of CASES) {
     assert.equal(run.decision.primaryProfileName, "decode", "decode is primary");
     assert.equal(run.decision.profileResults.get("decode")?.targetEndpoints[0]?.metadata.name, "d0");
     assert.deepEqual(run.headers, c.headers);
+    const stages = [ENCODERS_HEADER in c.headers && "encode", PREFILLER_HEADER in c.headers && "prefill"];
+    const ran = stages.filter(Boolean);
+    assert.equal(run.decided, ran.length > 0 ? `${ran.join("-")}-decode` : "decode-only");
   });
 }
 

@@ -20,7 +20,12 @@ import { z } from "zod";
 import { ENCODERS_HEADER, PREFILLER_HEADER } from "../../../disagg/headers.ts";
 import { LlmdError } from "../../../api/errors.ts";
 import type { Endpoint } from "../../../endpoints/endpoint.ts";
-import { PEER_ENDPOINT_ATTRIBUTE, UPSTREAM_HEADERS_STATE_KEY } from "../../framework/data-keys.ts";
+import {
+  DISAGG_DECISION_STATE_KEY,
+  type DisaggDecision,
+  PEER_ENDPOINT_ATTRIBUTE,
+  UPSTREAM_HEADERS_STATE_KEY,
+} from "../../framework/data-keys.ts";
 import type {
   PreRequest,
   ProfileHandler,
@@ -153,7 +158,13 @@ export class DisaggProfileHandler implements ProfileHandler, PreRequest {
     const encoders = result.profileResults.get(encode)?.targetEndpoints ?? [];
     if (encoders.length > 0)
       setStateHeader(ctx, UPSTREAM_HEADERS_STATE_KEY, ENCODERS_HEADER, encoders.map(hostPort).join(","));
+    ctx.state.set(DISAGG_DECISION_STATE_KEY, decisionOf(prefillPick !== undefined, encoders.length > 0));
   }
+}
+
+function decisionOf(prefill: boolean, encode: boolean): DisaggDecision {
+  if (encode) return prefill ? "encode-prefill-decode" : "encode-decode";
+  return prefill ? "prefill-decode" : "decode-only";
 }
 
 /** Registry entry for `disagg-profile-handler`. */
