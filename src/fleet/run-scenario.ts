@@ -18,8 +18,16 @@ import { TenantMap } from "../flow-control/identity.ts";
 import { RequestLifecycle } from "../lifecycle/lifecycle.ts";
 import { clientIdentity } from "../workload/scenario.ts";
 import { isKvEventConsumer } from "../scheduler/framework/hosted.ts";
+import { defaultTokenizer } from "../tokenizer/tokenizer.ts";
 import { disaggregationOptions } from "./scenario-pd.ts";
 import { type FleetResult, runFleet } from "./simulator.ts";
+
+/**
+ * The tokenizer of fleet runs: the fast stand-in (4 characters per token). The workloads build
+ * their prompts of 4-character units and the engines count the same tokens, so exact model ids
+ * would change no routing or timing result, only cost time. Reports name it.
+ */
+export const FLEET_TOKENIZER = defaultTokenizer;
 
 /** A finished scenario run. */
 export interface ScenarioRun {
@@ -52,6 +60,7 @@ export async function runScenario(
     const random = new Rng(r === 0 ? `router:${scenario.seed}` : `router:${scenario.seed}:${r}`);
     return loadConfig(configText, {
       clock,
+      tokenizer: FLEET_TOKENIZER,
       random: () => random.next(),
       allowExperimentalPlugins: true,
       ...(registry ? { registry } : {}),

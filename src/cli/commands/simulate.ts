@@ -11,6 +11,10 @@ import { SingleBar } from "cli-progress";
 import { renderHtmlReport, type ReportRun } from "../../report/html.ts";
 import { renderTable } from "../../report/table.ts";
 import { executeRun, type PlannedRun, planCampaign } from "../../fleet/campaign.ts";
+import { FLEET_TOKENIZER } from "../../fleet/run-scenario.ts";
+
+/** The line every report carries: which tokenizer counted the tokens. */
+const TOKENIZER_NOTE = `tokenizer: ${FLEET_TOKENIZER.name} (the stand-in, 4 characters per token)`;
 
 interface SimulateFlags {
   compare?: string[];
@@ -51,6 +55,7 @@ export function registerSimulate(program: Command): void {
       });
       const runs: ReportRun[] = [];
       for (const run of planned) runs.push(await runWithProgress(run, flags.quiet === true));
+      console.log(TOKENIZER_NOTE);
       console.log(renderTable(runs, flags.markdown === true));
       writeOutputs(planned, runs, flags);
     });
@@ -96,7 +101,8 @@ function writeOutputs(planned: PlannedRun[], runs: ReportRun[], flags: SimulateF
   if (flags.html !== false) {
     const path = flags.html ?? `reports/simulate-${planned[0]!.group}.html`;
     mkdirSync(dirname(path), { recursive: true });
-    writeFileSync(path, renderHtmlReport(`llmd simulate: ${planned.map((p) => p.group).join(", ")}`, runs));
+    const title = `llmd simulate: ${planned.map((p) => p.group).join(", ")}`;
+    writeFileSync(path, renderHtmlReport(title, runs, TOKENIZER_NOTE));
     console.error(`report: ${path}`);
   }
   if (flags.json) {
@@ -105,6 +111,7 @@ function writeOutputs(planned: PlannedRun[], runs: ReportRun[], flags: SimulateF
       group: r.group,
       load: r.load,
       speed: r.speed,
+      tokenizer: FLEET_TOKENIZER.name,
       ...r.summary,
     }));
     writeFileSync(flags.json, `${JSON.stringify(rows, null, 2)}\n`);
