@@ -13,12 +13,19 @@
  * --loads and --seeds by name) instead of running.
  * Policies are names of examples/scenarios/policies/*.yaml or paths. Defaults: durationS=300,
  * warmupS=60 (as docs/benchmarks.md), folds 1 and 2 of 3 (fold 0 is the tuning fold).
+ *
+ * TTFT p99 here counts every request of the measured window that was not failed or rejected: one
+ * still without a first token at the drain cut counts as waiting until the cut (a lower bound).
+ * The simulator's summary leaves such requests out, which would credit a policy that starves
+ * some sessions with a shorter tail. Their number is printed as `unfinished`.
  */
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { runScenario } from "../src/fleet/run-scenario.ts";
+import { percentile } from "../src/measure/percentile.ts";
+import type { RequestRecord } from "../src/measure/records.ts";
 import {
   checkCells,
   type FoldRun,
@@ -63,7 +70,7 @@ const grid = list(values.policies).flatMap((policy) =>
   ),
 );
 
-const runs: FoldRun[] = [];
+const runs: CountedRun[] = [];
 const started = Date.now();
 if (values.from) {
   const keep = (r: FoldRun) =>
@@ -72,7 +79,7 @@ if (values.from) {
     numbers(values.loads).includes(r.load) &&
     numbers(values.seeds).includes(r.seed);
   for (const file of list(values.from))
-    runs.push(...(JSON.parse(readFileSync(file, "utf8")) as FoldRun[]).filter(keep));
+    runs.push(...(JSON.parse(readFileSync(file, "utf8")) as CountedRun[]).filter(keep));
   grid.length = 0;
 } else
   console.log(
@@ -90,13 +97,14 @@ for (const [i, cell] of grid.entries()) {
   ]);
   const run = await runScenario(scenario);
   const name = policyName(cell.policy);
-  runs.push({ ...cell, policy: name, summary: run.summary });
-  const s = run.summary;
+  const tail = waitingTail(run.result.records, scenario.warmupS, scenario.durationS, scenario.drainS);
+  const s = { ...run.summary, ttftMs: { ...run.summary.ttftMs, p99: tail.p99Ms } };
+  runs.push({ ...cell, policy: name, summary: s, unfinished: tail.unfinished });
   const elapsed = ((Date.now() - started) / 1000).toFixed(0);
   console.log(
     `[${i + 1}/${grid.length}, ${elapsed} s] ${name} fold ${cell.fold} load ${cell.load} seed ${cell.seed}: ` +
       `captured ${(s.captured * 100).toFixed(1)}% TTFT p99 ${(s.ttftMs.p99 / 1000).toFixed(1)} s ` +
-      `goodput ${s.goodputRps.toFixed(2)} (${(run.result.wallMs / 1000).toFixed(0)} s wall)`,
+      `goodput ${s.goodputRps.toFixed(2)} unfinished ${tail.unfinished} (${(run.result.wallMs / 1000).toFixed(0)} s wall)`,
   );
   if (values.records) {
     mkdirSync(values.records, { recursive: true });
@@ -109,6 +117,8 @@ console.log("\nWorst over folds × seeds, spread = max − min:\n");
 console.log(foldSummaryTable(runs));
 console.log("\nPer fold (seeds in order):\n");
 console.log(foldDetailTable(runs));
+console.log("\nUnfinished (no first token by the drain cut), per fold, seeds in order:\n");
+console.log(unfinishedTable(runs));
 
 const cells = checkCells(runs, values.candidate, values.reference);
 if (cells.length > 0) {
@@ -156,4 +166,42 @@ if (values.html) {
 <pre>${esc(foldSummaryTable(runs))}\n\n${esc(foldDetailTable(runs))}</pre></body></html>\n`;
   writeFileSync(values.html, page);
   console.log(`\nreport: ${values.html}`);
+}
+
+/** A run with the number of its measured requests still without a first token at the drain cut. */
+type CountedRun = FoldRun & { unfinished?: number };
+
+/**
+ * TTFT p99 (ms) over the requests that arrived in [warmupS, durationS) and did not fail, with a
+ * request that has no first token by the drain cut counted as waiting until the cut.
+ */
+function waitingTail(
+  records: readonly RequestRecord[],
+  warmupS: number,
+  durationS: number,
+  drainS: number,
+): { p99Ms: number; unfinished: number } {
+  const cutMs = (durationS + drainS) * 1000;
+  const waits: number[] = [];
+  let unfinished = 0;
+  for (const r of records) {
+    if (r.arrivalMs < warmupS * 1000 || r.arrivalMs >= durationS * 1000 || r.error !== undefined) continue;
+    const started = Number.isFinite(r.firstTokenMs);
+    if (!started) unfinished++;
+    waits.push((started ? r.firstTokenMs : cutMs) - r.arrivalMs);
+  }
+  return { p99Ms: percentile(waits, 99), unfinished };
+}
+
+/** Markdown: unfinished requests per policy × load × fold, seeds in order. */
+function unfinishedTable(all: readonly CountedRun[]): string {
+  const lines = ["| policy | load | fold | unfinished |", "|---|---|---|---|"];
+  const keys = new Map<string, CountedRun[]>();
+  for (const r of all) {
+    const key = `${r.policy} | ${r.load} | ${r.fold}`;
+    keys.set(key, [...(keys.get(key) ?? []), r]);
+  }
+  for (const [key, group] of keys)
+    lines.push(`| ${key} | ${group.map((r) => r.unfinished ?? "–").join(" / ")} |`);
+  return lines.join("\n");
 }
