@@ -7,11 +7,19 @@ import { z } from "zod";
 import type { Endpoint } from "../../../endpoints/endpoint.ts";
 import { readPrefixMatch } from "../../../kv-index/index.ts";
 import { attributeKey, PREFIX_CACHE_MATCH_INFO } from "../../framework/data-keys.ts";
-import type { PreRequest, SchedulingContext, SchedulingResult, Scorer } from "../../framework/types.ts";
+import type {
+  PreRequest,
+  ResponseHooks,
+  SchedulingContext,
+  SchedulingResult,
+  Scorer,
+} from "../../framework/types.ts";
 import type { Plugin, PluginDefinition } from "../../../plugin/types.ts";
 import { chosenEndpoints } from "../shared/chosen-endpoints.ts";
 import { inFlightStateKey } from "../shared/inflight-load.ts";
 import { excludeBusy, isCold } from "./cold.ts";
+import { kvCapacityTokens, SessionFootprints } from "./footprint.ts";
+import { placeByFootprint } from "./placement.ts";
 
 const parameters = z
   .strictObject({
@@ -22,6 +30,11 @@ const parameters = z
     coldMaxAdvantage: z.number().min(0).max(1).default(0.1),
     coldLoadMargin: z.int().nonnegative().optional(),
     coldLoadMarginExemptHeader: z.string().min(1).optional(),
+    coldPlacement: z.enum(["lru", "footprint"]).default("lru"),
+    footprintFit: z.enum(["least", "best", "any"]).default("least"),
+    footprintOverflow: z.enum(["lru", "concentrate", "over"]).default("lru"),
+    footprintIdleSeconds: z.number().positive().default(300),
+    sessionHeader: z.string().min(1).default("x-session-id"),
     inFlightLoadProducerName: z.string().min(1).default("inflight-load-producer"),
   })
   .prefault({});
@@ -33,7 +46,7 @@ const WARM_SCORE = 0.5;
 const DEFAULT_PREFIX_STATE_KEY = attributeKey(PREFIX_CACHE_MATCH_INFO);
 
 /** Scorer and PreRequest (records which endpoint took each cold request). */
-export class NoHitLruScorer implements Scorer, PreRequest {
+export class NoHitLruScorer implements Scorer, PreRequest, ResponseHooks {
   readonly type = "no-hit-lru-scorer";
   readonly category = "distribution";
   /** Endpoint keys that took cold requests, least recent first (at most lruSize). */
@@ -43,6 +56,9 @@ export class NoHitLruScorer implements Scorer, PreRequest {
   private prefixStateKey: string | undefined;
   /** Scratch for the candidates' match ratios or loads (reused, grown on demand). */
   private scratch = new Float64Array(64);
+  private capacities = new Float64Array(64);
+  /** With `coldPlacement: footprint`: live sessions' prompt tokens per endpoint. */
+  private readonly footprints: SessionFootprints | undefined;
 
   constructor(
     readonly name: string,
@@ -51,6 +67,10 @@ export class NoHitLruScorer implements Scorer, PreRequest {
   ) {
     this.coldKey = `${name}/cold`;
     this.loadStateKey = inFlightStateKey(params.inFlightLoadProducerName);
+    this.footprints =
+      params.coldPlacement === "footprint"
+        ? new SessionFootprints(params.footprintIdleSeconds * 1000)
+        : undefined;
   }
 
   score(ctx: SchedulingContext, endpoints: readonly Endpoint[]): Float64Array {
@@ -70,13 +90,37 @@ export class NoHitLruScorer implements Scorer, PreRequest {
       const i = position.get(key);
       if (i !== undefined) scores[i] = (used - rank++) / (used + 1);
     }
+    const session = this.session(ctx);
+    if (this.footprints && session !== "") this.byFootprint(ctx, endpoints, scores, session);
     const margin = this.params.coldLoadMargin;
     if (margin !== undefined && !this.namesSession(ctx))
       excludeBusy(scores, ctx.state, this.loadStateKey, endpoints, margin, this.scratch);
     return scores;
   }
 
+  /** A named session's cold request: placed by the KV its candidates' live sessions hold. */
+  private byFootprint(
+    ctx: SchedulingContext,
+    endpoints: readonly Endpoint[],
+    scores: Float64Array,
+    session: string,
+  ): void {
+    if (this.capacities.length < endpoints.length) this.capacities = new Float64Array(endpoints.length * 2);
+    const now = ctx.clock.now();
+    const footprint = this.scratch.subarray(0, endpoints.length);
+    const capacity = this.capacities.subarray(0, endpoints.length);
+    for (let i = 0; i < endpoints.length; i++) {
+      footprint[i] = this.footprints!.of(endpoints[i]!.metadata.key, now, session);
+      capacity[i] = kvCapacityTokens(endpoints[i]!);
+    }
+    placeByFootprint(scores, footprint, capacity, requestTokens(ctx), {
+      fit: this.params.footprintFit,
+      overflow: this.params.footprintOverflow,
+    });
+  }
+
   preRequest(ctx: SchedulingContext, result: SchedulingResult): void {
+    this.recordFootprint(ctx, result);
     if (ctx.state.get(this.coldKey) !== true) return;
     for (const endpoint of chosenEndpoints(result)) {
       const key = endpoint.metadata.key;
@@ -84,6 +128,27 @@ export class NoHitLruScorer implements Scorer, PreRequest {
       this.recent.add(key);
       if (this.recent.size > this.params.lruSize) this.recent.delete(this.recent.values().next().value!);
     }
+  }
+
+  /** Every scheduled request of a named session counts its prompt on the endpoint it runs on. */
+  private recordFootprint(ctx: SchedulingContext, result: SchedulingResult): void {
+    const session = this.session(ctx);
+    if (!this.footprints || session === "") return;
+    const endpoint = chosenEndpoints(result)[0];
+    if (endpoint) this.footprints.record(session, endpoint.metadata.key, requestTokens(ctx), ctx.clock.now());
+  }
+
+  /** A named session's request completed: its footprint stays counted for the idle window from now. */
+  onResponseComplete(ctx: SchedulingContext, endpoint: Endpoint): void {
+    const session = this.session(ctx);
+    if (this.footprints && session !== "")
+      this.footprints.complete(session, endpoint.metadata.key, ctx.clock.now());
+  }
+
+  /** The request's `sessionHeader` value ("" when absent). */
+  private session(ctx: SchedulingContext): string {
+    const value = ctx.request.headers[this.params.sessionHeader.toLowerCase()];
+    return typeof value === "string" ? value : "";
   }
 
   /** True when the request carries a non-empty `coldLoadMarginExemptHeader` (none configured: false). */
@@ -107,6 +172,11 @@ export class NoHitLruScorer implements Scorer, PreRequest {
     this.prefixStateKey = typeof key === "string" ? key : DEFAULT_PREFIX_STATE_KEY;
     return this.prefixStateKey;
   }
+}
+
+/** The prompt's length in tokens (the host's count, else 4 characters per token). */
+function requestTokens(ctx: SchedulingContext): number {
+  return ctx.request.inputTokens ?? Math.ceil(ctx.request.promptText.length / 4);
 }
 
 /** Registry entry for `no-hit-lru-scorer`. */
