@@ -23,10 +23,7 @@ export function checkModels(
           "check that it is an OpenAI-compatible server",
         ),
       );
-  const common = listed.reduce<string[]>(
-    (kept, p) => kept.filter((m) => p.models!.includes(m)),
-    listed[0]?.models ?? [],
-  );
+  const common = listed.reduce((kept, p) => kept.filter((m) => p.models!.includes(m)), listed[0]!.models!);
   const model = wanted ?? common[0];
   const describe = (p: EndpointProbe) => `${p.endpoint.key} [${p.models!.join(", ")}]`;
   if (wanted !== undefined) {
@@ -40,7 +37,7 @@ export function checkModels(
             `serve ${wanted} there or pick another --model`,
           ),
         );
-  } else if (listed.length > 0 && model === undefined)
+  } else if (model === undefined)
     findings.push(
       finding(
         CHECK,
