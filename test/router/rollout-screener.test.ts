@@ -1,8 +1,8 @@
 /**
  * `disaggregatedset-rollout-screener` in a running router: over simulators labelled as two
- * DisaggregatedSet revisions mid-rollout, every response names its revision in x-disagg-revision
- * and was decoded by an endpoint of that revision; both revisions get traffic. (Which prefill each
- * request was paired with is checked through the loaded config in the plugin's rollout.test.ts.)
+ * DisaggregatedSet revisions mid-rollout, every response names its revision in x-disagg-revision,
+ * and its prefill (x-llmd-prefill-endpoint) and decode (x-llmd-endpoint) endpoints are both of that
+ * revision; both revisions get traffic.
  */
 import assert from "node:assert/strict";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -67,7 +67,7 @@ after(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-test("each response is decoded on the revision it names in x-disagg-revision; both revisions serve", async () => {
+test("prefill and decode of every request are of the revision x-disagg-revision names; both serve", async () => {
   const revisionOf = new Map(PODS.map(([name, , revision]) => [`default/${name}`, revision]));
   const served = new Map<string, number>();
   for (let i = 0; i < 40; i++) {
@@ -80,8 +80,10 @@ test("each response is decoded on the revision it names in x-disagg-revision; bo
     await response.arrayBuffer();
     const revision = response.headers.get("x-disagg-revision");
     const decode = response.headers.get("x-llmd-endpoint")!;
+    const prefill = response.headers.get("x-llmd-prefill-endpoint")!;
     assert.ok(revision === "old" || revision === "new", `x-disagg-revision: ${revision}`);
     assert.equal(revisionOf.get(decode), revision, `${decode} decoded a request stamped ${revision}`);
+    assert.equal(revisionOf.get(prefill), revision, `${prefill} prefilled a request stamped ${revision}`);
     served.set(revision, (served.get(revision) ?? 0) + 1);
   }
   assert.ok((served.get("old") ?? 0) > 0 && (served.get("new") ?? 0) > 0, JSON.stringify([...served]));
