@@ -1,12 +1,13 @@
 /**
- * `npm run bench -- pd-compare [--only weka|mooncake] [--duration S]`: P/D against aggregated
+ * `npm run bench -- pd-compare [--only weka|mooncake|8k-1k] [--duration S]`: P/D against aggregated
  * serving on the same 4 h200-llama3-8b GPUs in the fleet simulator. Aggregated: 4 replicas behind
  * pd-epp.yaml's decode profile (examples/scenarios/pd-policies/aggregated.yaml). P/D: 1P3D, 2P2D
  * and 3P1D behind llm-d's P/D config (pd-epp.yaml: prefill when 16+ prompt tokens are not cached
  * on the decode pick), KV over InfiniBand. Workloads: Claude Code sessions (weka, closed loop) and
- * the Mooncake conversation trace (open loop). Prints TTFT and ITL p50/p99, goodput (requests
+ * the Mooncake conversation trace (open loop), and 8K-in/1K-out requests (a 6K shared system
+ * prompt, a 2K unique question, 1K out; 4 per second, Poisson). Prints TTFT and ITL p50/p99, goodput (requests
  * meeting TTFT ≤ 2 s and ITL ≤ 50 ms per second, and per GPU), the share of requests run as two
- * legs and the KV moved.
+ * legs, the share of requests sent to the busiest (decode) endpoint, and the KV moved.
  */
 import { fileURLToPath } from "node:url";
 import { runScenario } from "../src/fleet/run-scenario.ts";
@@ -25,6 +26,12 @@ const WORKLOADS: Record<string, { durationS: number; warmupS: number; workload: 
     workload: "{ type: weka, sessions: 16, warmFraction: 0.5, thinkCapS: 60 }",
   },
   mooncake: { durationS: 900, warmupS: 300, workload: "{ type: mooncake, timeScale: 1 }" },
+  "8k-1k": {
+    durationS: 300,
+    warmupS: 60,
+    workload:
+      "{ type: shared-prefix, rps: 4, promptsPerGroup: 100000, systemTokens: 6000, questionTokens: 2000, outputTokens: 1000 }",
+  },
 };
 
 const FLEETS: Record<string, { groups: string; config: string }> = {
@@ -43,6 +50,13 @@ const FLEETS: Record<string, { groups: string; config: string }> = {
   },
 };
 
+/** The share of requests the busiest endpoint was sent (the decode side under P/D). */
+function topEndpointShare(records: readonly { endpoint: number }[]): number {
+  const counts = new Map<number, number>();
+  for (const r of records) if (r.endpoint >= 0) counts.set(r.endpoint, (counts.get(r.endpoint) ?? 0) + 1);
+  return Math.max(0, ...counts.values()) / Math.max(1, records.length);
+}
+
 const file = fileURLToPath(new URL("../examples/scenarios/pd-compare.yaml", import.meta.url));
 const header = [
   "workload",
@@ -55,6 +69,7 @@ const header = [
   "goodput/s",
   "per GPU",
   "P/D share",
+  "top endpoint",
   "KV GB",
   "wall s",
 ];
@@ -93,6 +108,7 @@ workload: ${w.workload}
       s.goodputRps.toFixed(3),
       (s.goodputRps / run.gpus).toFixed(3),
       `${((100 * pd.requests) / Math.max(1, run.result.records.length)).toFixed(0)}%`,
+      `${(100 * topEndpointShare(run.result.records)).toFixed(0)}%`,
       (pd.transferBytes / 1e9).toFixed(0),
       (run.result.wallMs / 1000).toFixed(0),
     ]);
