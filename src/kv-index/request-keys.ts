@@ -29,25 +29,28 @@ export function foldKey(hi: number, lo: number): number {
   return (hi & LOW_21_BITS) * TWO_POW_32 + (lo >>> 0);
 }
 
-/** FNV-64a over a stream of bytes, in 32-bit halves (no BigInt on the hot path). */
-class Fnv64 {
-  hi = FNV_OFFSET_HI;
-  lo = FNV_OFFSET_LO;
+/**
+ * Canonical CBOR into a growable byte buffer. Hashing then runs over the buffer in one tight loop
+ * (`fnv64a`), which keeps the 64-bit state in local int32 variables.
+ */
+class CborWriter {
+  bytes = new Uint8Array(1024);
+  length = 0;
 
   reset(): void {
-    this.hi = FNV_OFFSET_HI;
-    this.lo = FNV_OFFSET_LO;
+    this.length = 0;
   }
 
   byte(b: number): void {
-    const lo = (this.lo ^ b) >>> 0;
-    const product = lo * FNV_PRIME_LO; // < 2^41: exact
-    const carry = Math.floor(product / TWO_POW_32);
-    this.hi = (Math.imul(this.hi, FNV_PRIME_LO) + carry + (lo << 8)) >>> 0;
-    this.lo = product >>> 0;
+    if (this.length === this.bytes.length) {
+      const grown = new Uint8Array(this.bytes.length * 2);
+      grown.set(this.bytes);
+      this.bytes = grown;
+    }
+    this.bytes[this.length++] = b;
   }
 
-  /** A CBOR head: major type and argument, in the shortest form (canonical CBOR). */
+  /** A head: major type and argument, in the shortest form (canonical CBOR). */
   head(major: number, value: number): void {
     const m = major << 5;
     if (value < 24) this.byte(m | value);
@@ -64,7 +67,7 @@ class Fnv64 {
     }
   }
 
-  /** An unsigned 64-bit integer in canonical CBOR. */
+  /** An unsigned 64-bit integer. */
   uint64(hi: number, lo: number): void {
     if (hi === 0) {
       this.head(0, lo);
@@ -75,7 +78,7 @@ class Fnv64 {
     this.word(lo);
   }
 
-  private word(v: number): void {
+  word(v: number): void {
     this.byte(v >>> 24);
     this.byte((v >>> 16) & 0xff);
     this.byte((v >>> 8) & 0xff);
@@ -83,9 +86,28 @@ class Fnv64 {
   }
 }
 
+/**
+ * FNV-64a of `bytes[0, length)` into `out`. The prime is 2^40 + 0x1b3, so h·prime is
+ * h·0x1b3 + (lo << 40): the low word's product is taken in 16-bit halves to stay exact in int32.
+ */
+function fnv64a(bytes: Uint8Array, length: number, out: Key64): Key64 {
+  let hi = FNV_OFFSET_HI;
+  let lo = FNV_OFFSET_LO;
+  for (let i = 0; i < length; i++) {
+    const x = (lo ^ bytes[i]!) >>> 0;
+    const a = (x & 0xffff) * FNV_PRIME_LO;
+    const b = (x >>> 16) * FNV_PRIME_LO + (a >>> 16);
+    hi = (Math.imul(hi, FNV_PRIME_LO) + (b >>> 16) + (x << 8)) >>> 0;
+    lo = ((b << 16) | (a & 0xffff)) >>> 0;
+  }
+  out.hi = hi;
+  out.lo = lo;
+  return out;
+}
+
 /** Computes request keys for one `(blockSizeTokens, hashSeed)` configuration; roots cached per model. */
 export class RequestKeyHasher {
-  private readonly fnv = new Fnv64();
+  private readonly cbor = new CborWriter();
   private readonly seed: Key64;
   private readonly roots = new Map<string, Key64>();
 
@@ -94,24 +116,23 @@ export class RequestKeyHasher {
     readonly blockSizeTokens: number,
     hashSeed = "",
   ) {
-    const fnv = this.fnv;
-    for (const b of new TextEncoder().encode(hashSeed)) fnv.byte(b);
-    this.seed = { hi: fnv.hi, lo: fnv.lo };
+    const utf8 = new TextEncoder().encode(hashSeed);
+    this.seed = fnv64a(utf8, utf8.length, { hi: 0, lo: 0 });
   }
 
   /** The chain's root for `model` (a LoRA adapter's name stands in for the model when set). */
   root(model: string): Key64 {
     let root = this.roots.get(model);
     if (root) return root;
-    const fnv = this.fnv;
-    fnv.reset();
-    fnv.byte(CBOR_ARRAY_OF_3);
-    fnv.uint64(this.seed.hi, this.seed.lo);
-    fnv.byte(CBOR_NULL);
+    const cbor = this.cbor;
+    cbor.reset();
+    cbor.byte(CBOR_ARRAY_OF_3);
+    cbor.uint64(this.seed.hi, this.seed.lo);
+    cbor.byte(CBOR_NULL);
     const name = new TextEncoder().encode(model);
-    fnv.head(3, name.length);
-    for (const b of name) fnv.byte(b);
-    root = { hi: fnv.hi, lo: fnv.lo };
+    cbor.head(3, name.length);
+    for (const b of name) cbor.byte(b);
+    root = fnv64a(cbor.bytes, cbor.length, { hi: 0, lo: 0 });
     if (this.roots.size > 1024) this.roots.clear();
     this.roots.set(model, root);
     return root;
@@ -122,17 +143,15 @@ export class RequestKeyHasher {
    * (which may be `parent`).
    */
   next(parent: Key64, tokens: ArrayLike<number>, from: number, out: Key64): Key64 {
-    const fnv = this.fnv;
+    const cbor = this.cbor;
     const size = this.blockSizeTokens;
-    fnv.reset();
-    fnv.byte(CBOR_ARRAY_OF_3);
-    fnv.uint64(parent.hi, parent.lo);
-    fnv.head(4, size);
-    for (let i = from; i < from + size; i++) fnv.head(0, tokens[i]!);
-    fnv.byte(CBOR_NULL);
-    out.hi = fnv.hi;
-    out.lo = fnv.lo;
-    return out;
+    cbor.reset();
+    cbor.byte(CBOR_ARRAY_OF_3);
+    cbor.uint64(parent.hi, parent.lo);
+    cbor.head(4, size);
+    for (let i = from; i < from + size; i++) cbor.head(0, tokens[i]!);
+    cbor.byte(CBOR_NULL);
+    return fnv64a(cbor.bytes, cbor.length, out);
   }
 
   /** Folded keys of the full blocks of `tokens` (at most `maxBlocks`), chained from `model`'s root. */
