@@ -7,7 +7,8 @@
  * the Mooncake conversation trace (open loop), and 8K-in/1K-out requests (a 6K shared system
  * prompt, a 2K unique question, 1K out; 4 per second, Poisson). Prints TTFT and ITL p50/p99, goodput (requests
  * meeting TTFT ≤ 2 s and ITL ≤ 50 ms per second, and per GPU), the share of requests run as two
- * legs, the share of requests sent to the busiest (decode) endpoint, and the KV moved.
+ * legs, the share of requests sent to the busiest (decode) endpoint, engine preemptions and the KV
+ * moved.
  */
 import { fileURLToPath } from "node:url";
 import { runScenario } from "../src/fleet/run-scenario.ts";
@@ -70,6 +71,7 @@ const header = [
   "per GPU",
   "P/D share",
   "top endpoint",
+  "preempt",
   "KV GB",
   "wall s",
 ];
@@ -109,6 +111,7 @@ workload: ${w.workload}
       (s.goodputRps / run.gpus).toFixed(3),
       `${((100 * pd.requests) / Math.max(1, run.result.records.length)).toFixed(0)}%`,
       `${(100 * topEndpointShare(run.result.records)).toFixed(0)}%`,
+      String(run.result.preemptions),
       (pd.transferBytes / 1e9).toFixed(0),
       (run.result.wallMs / 1000).toFixed(0),
     ]);
