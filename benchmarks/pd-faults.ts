@@ -74,7 +74,7 @@ table("P/D", [
   ["transfer ms p50 / p99", `${quantile(0.5).toFixed(2)} / ${quantile(0.99).toFixed(2)}`],
   ["injected transfer failures", pd.transferFailures],
   ["stale engine (prefill restarted)", pd.staleTransfers],
-  ["prefill legs lost with their replica", pd.prefillLegsLost],
+  ["prefill legs sent again (their replica died)", pd.prefillRetries],
   ["local-prefill fallbacks", pd.fallbacks],
   ["decode died before its leg", pd.decodeLost],
   ["held KV freed by the abort timeout", pd.holdsExpired],

@@ -8,8 +8,10 @@
  * Faults, each with its defined outcome, so no request is lost and no block leaks:
  * - a transfer failure (injected at `transferFailureRate`): the held KV is released and the decode
  *   recomputes the prefill locally (a fallback, as vLLM's `kv_load_failure_policy: recompute`);
- * - the prefill replica dies during the prefill leg: the decode recomputes locally; after it (KV
- *   held, transfer pending): the pull finds a new engine (stale metadata) and recomputes locally;
+ * - the prefill replica dies during the prefill leg: the leg is sent again to the restarted
+ *   replica (as the router-run legs place a failed prefill again; no silent local prefill); after
+ *   it (KV held, transfer pending): the pull finds a new engine (stale metadata) and the decode
+ *   recomputes locally, as vLLM does when a load fails;
  * - the decode replica dies before its decode leg started: the request fails with
  *   `replica_died`; a prefill leg still running is aborted, KV already held is freed by the abort
  *   timeout (`abortTimeoutMs`, VLLM_NIXL_ABORT_REQUEST_TIMEOUT).
@@ -48,8 +50,8 @@ export interface PdStats {
   transferFailures: number;
   /** Pulls that found the prefill restarted (stale engine). */
   staleTransfers: number;
-  /** Prefill legs lost with their replica. */
-  prefillLegsLost: number;
+  /** Prefill legs lost with their replica and sent again. */
+  prefillRetries: number;
   /** Prefill legs the engine refused (too long), run locally instead. */
   prefillRefused: number;
   /** Decode legs that recomputed the prefill locally, for any of the reasons above. */
@@ -100,7 +102,7 @@ export class PdCoordinator {
     transferMs: [],
     transferFailures: 0,
     staleTransfers: 0,
-    prefillLegsLost: 0,
+    prefillRetries: 0,
     prefillRefused: 0,
     fallbacks: 0,
     holdsExpired: 0,
@@ -128,6 +130,10 @@ export class PdCoordinator {
   /** Starts request `id`'s prefill leg on `prefill`; its decode leg will run on `decode`. */
   start(id: string, request: EngineRequest, prefill: Replica, decode: Replica): void {
     this.stats.requests++;
+    this.sendPrefill(id, request, prefill, decode);
+  }
+
+  private sendPrefill(id: string, request: EngineRequest, prefill: Replica, decode: Replica): void {
     const legId = LEG_PREFIX + id;
     const pd: PdRequest = {
       id,
@@ -184,8 +190,9 @@ export class PdCoordinator {
     for (const pd of [...this.legs.values()]) {
       if (pd.decode === replica && pd.decodeEpoch !== replica.epoch) this.decodeDied(pd);
       else if (pd.prefill === replica && pd.prefillEpoch !== replica.epoch && pd.phase === "prefill") {
-        this.stats.prefillLegsLost++;
-        this.fallBack(pd);
+        this.stats.prefillRetries++;
+        this.end(pd);
+        this.sendPrefill(pd.id, pd.request, pd.prefill, pd.decode);
       }
     }
   }

@@ -29,7 +29,7 @@ export function pdInvariantViolations(result: FleetResult): string[] {
     out.push(`${killed} requests failed replica_died but deaths cut ${result.killedRequests}`);
   const pd = result.pd;
   if (pd) {
-    const causes = pd.transferFailures + pd.staleTransfers + pd.prefillLegsLost + pd.prefillRefused;
+    const causes = pd.transferFailures + pd.staleTransfers + pd.prefillRefused;
     if (pd.fallbacks !== causes) out.push(`${pd.fallbacks} fallbacks for ${causes} failed legs`);
     const ended = pd.transfers + pd.fallbacks + pd.decodeLost;
     if (pd.requests !== ended) out.push(`${pd.requests} P/D requests, ${ended} ended`);
