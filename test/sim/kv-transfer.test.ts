@@ -128,6 +128,28 @@ test("both legs on /v1/completions, the decode streaming", async () => {
   assert.equal(metric(await scrape(prefill.url), "llmd_sim_kv_blocks_held"), 0);
 });
 
+test("a decode pulls only the blocks its prefix cache does not hold", async () => {
+  const body = { model: MODEL, messages: messages("again"), max_tokens: 1 };
+  const bytes = async () => metric(await scrape(decode.url), "llmd_sim_kv_transfer_bytes_total");
+  const before = await bytes();
+  let prompt = 0;
+  for (const round of [0, 1]) {
+    const first = await post(prefill.url, "/v1/chat/completions", {
+      ...body,
+      kv_transfer_params: PREFILL_PARAMS,
+    });
+    prompt = first.json.usage.prompt_tokens;
+    await post(decode.url, "/v1/chat/completions", {
+      ...body,
+      kv_transfer_params: first.json.kv_transfer_params,
+    });
+    if (round === 0) assert.equal((await bytes()) - before, prompt * 131072);
+  }
+  const cached = Math.floor((prompt - 1) / 16) * 16;
+  assert.equal((await bytes()) - before, (prompt + prompt - cached) * 131072);
+  assert.equal(metric(await scrape(prefill.url), "llmd_sim_kv_blocks_held"), 0);
+});
+
 test("do_remote_decode with stream: true is a 400", async () => {
   const { status, json } = await post(prefill.url, "/v1/chat/completions", {
     model: MODEL,
