@@ -153,6 +153,31 @@ for (const legs of ["sidecar", "router"] as const) {
       assert.equal(decisions("decode-only"), 1);
     });
 
+    it("12 concurrent requests, half streaming: every one served, no block left held", async () => {
+      const before = stack.prefillProxy.seen.length;
+      const one = async (i: number) => {
+        const messages = [{ role: "user" as const, content: prompt(`${legs}-burst-${i}`) }];
+        if (i % 2 === 0) {
+          const done = await client(stack).chat.completions.create({ model: MODEL, messages, max_tokens: 4 });
+          return done.usage?.completion_tokens;
+        }
+        const stream = await client(stack).chat.completions.create({
+          model: MODEL,
+          messages,
+          max_tokens: 4,
+          stream: true,
+          stream_options: { include_usage: true },
+        });
+        let tokens: number | undefined;
+        for await (const chunk of stream) tokens = chunk.usage?.completion_tokens ?? tokens;
+        return tokens;
+      };
+      const served = await Promise.all(Array.from({ length: 12 }, (_, i) => one(i)));
+      assert.deepEqual(served, Array(12).fill(4));
+      assert.equal(stack.prefillProxy.seen.length - before, 12, "each ran both legs");
+      assert.equal(await blocksHeld(stack), 0);
+    });
+
     it("a prefill answering 503 is retried; past the retries its answer reaches the client", async () => {
       await stack.close();
       stack = await startPdStack(legs, { maxRetries: 2, backoffMs: 10 });
