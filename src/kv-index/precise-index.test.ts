@@ -194,3 +194,13 @@ test("the byte budget forgets the least recently stored blocks, and the estimate
     },
   );
 });
+
+test("remembered request keys equal freshly computed ones, also where a prompt diverges or the model differs", () => {
+  const idx = index();
+  const a = tokensOf(16 * 8);
+  const b = [...a.slice(0, 16 * 5), ...tokensOf(16 * 3, 9)];
+  idx.requestKeys(a, MODEL);
+  assert.deepEqual([...idx.requestKeys(b, MODEL)], [...new RequestKeyHasher(16).keys(b, MODEL)]);
+  assert.deepEqual([...idx.requestKeys(a, "other")], [...new RequestKeyHasher(16).keys(a, "other")]);
+  assert.deepEqual([...idx.requestKeys(a, MODEL, 3)], [...new RequestKeyHasher(16).keys(a, MODEL, 3)]);
+});

@@ -17,6 +17,7 @@
  * Pods are opaque strings (the router uses endpoint keys, one per data-parallel rank). The index
  * knows no sockets or clocks: the router's subscriber and the fleet simulator both call `apply`.
  */
+import { hashPrefixBlocks, prefixSeed } from "./block-hasher.ts";
 import { foldKey, type Key64, RequestKeyHasher } from "./request-keys.ts";
 
 /** A KV event as the index applies it: the engine's `KvEvent` and decoded wire events both fit. */
@@ -94,6 +95,8 @@ const REF_BYTES = 8;
 const TOKEN_BYTES = 4;
 const MAX_TIERS = 16;
 const EMPTY_TAIL = new Uint32Array(0);
+/** Request keys remembered by their prefix's fast chained hash (cleared when full). */
+const MEMO_LIMIT = 1 << 19;
 
 interface PodState {
   readonly key: string;
@@ -143,6 +146,7 @@ function engineKey(hash: bigint): number {
 export class PreciseIndex {
   readonly hasher: RequestKeyHasher;
   private readonly keyHolders = new Map<number, Holder[]>();
+  private readonly memo = new Map<number, Key64>();
   private readonly pods = new Map<string, PodState>();
   private readonly tierIndex = new Map<string, number>();
   private readonly tierWeights: number[] = [];
@@ -178,9 +182,30 @@ export class PreciseIndex {
     };
   }
 
-  /** Request keys of `tokens` for `model` (full blocks only, at most `maxBlocks`). */
-  requestKeys(tokens: ArrayLike<number>, model: string, maxBlocks?: number): Float64Array {
-    return this.hasher.keys(tokens, model, maxBlocks);
+  /**
+   * Request keys of `tokens` for `model` (full blocks only, at most `maxBlocks`). FNV-64a over CBOR
+   * costs about 35 ns a token, so each block's key is remembered under the fast chained hash of its
+   * whole prefix (`hashPrefixBlocks`, ~1.5 ns a token): a prompt extending one seen before (the
+   * next turn of a conversation) pays the fast hash for its known blocks and CBOR-FNV for its new ones.
+   */
+  requestKeys(tokens: ArrayLike<number>, model: string, maxBlocks = Number.POSITIVE_INFINITY): Float64Array {
+    const size = this.hasher.blockSizeTokens;
+    const n = Math.min(maxBlocks, Math.floor(tokens.length / size));
+    const ids = tokens instanceof Uint32Array ? tokens : Uint32Array.from(tokens);
+    const prefixes = hashPrefixBlocks(ids, size, n, prefixSeed(model));
+    const out = new Float64Array(n);
+    let chain = this.hasher.root(model);
+    for (let i = 0; i < n; i++) {
+      let key = this.memo.get(prefixes[i]!);
+      if (!key) {
+        key = this.hasher.next(chain, ids, i * size, { hi: 0, lo: 0 });
+        if (this.memo.size >= MEMO_LIMIT) this.memo.clear();
+        this.memo.set(prefixes[i]!, key);
+      }
+      out[i] = foldKey(key.hi, key.lo);
+      chain = key;
+    }
+    return out;
   }
 
   /** Applies one batch of `podKey`'s events, in order; `model` is the engine's served model. */
