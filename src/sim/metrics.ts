@@ -41,7 +41,11 @@ type CumulativeStat =
 const MIRRORED: [string, string, CumulativeStat][] = [
   ["vllm:prefix_cache_queries_total", "Prompt tokens looked up in the prefix cache.", "prefixQueries"],
   ["vllm:prefix_cache_hits_total", "Prompt tokens found in the prefix cache.", "prefixHits"],
-  ["vllm:external_prefix_cache_hits_total", "Prompt tokens loaded from an offload tier or a P/D prefill.", "offloadHits"],
+  [
+    "vllm:external_prefix_cache_hits_total",
+    "Prompt tokens loaded from an offload tier or a P/D prefill.",
+    "offloadHits",
+  ],
   ["vllm:num_preemptions_total", "Cumulative number of preemptions.", "preemptions"],
   ["vllm:prompt_tokens_total", "Prefill tokens processed.", "promptTokens"],
   ["vllm:generation_tokens_total", "Generation tokens processed.", "generationTokens"],
