@@ -16,7 +16,7 @@ export class PoolAllowList implements PrefillAllowList {
   /** Reads the source's first set (rejects when it is invalid) and follows its changes. */
   async start(): Promise<void> {
     await this.source.start((endpoints) => {
-      this.hostPorts = new Set(endpoints.map((e) => endpointOrigin(e).slice("http://".length)));
+      this.hostPorts = new Set(endpoints.map((e) => endpointOrigin(e).slice("http://".length).toLowerCase()));
     });
   }
 

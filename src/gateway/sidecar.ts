@@ -6,6 +6,7 @@
  * is. `GET /health` is answered here. With `dataParallelSize` N it listens on `port … port+N-1`,
  * rank i proxying to `modelServerPort + i`.
  */
+import { randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { pipeline } from "node:stream/promises";
@@ -219,7 +220,7 @@ async function twoLegs(
   if (!body) return sendError(res, new LlmdError("invalid_json", "the body is not a JSON object"));
   // The P/D headers are the scheduler's: none goes on to the model servers.
   const client = flattenHeaders(req.headers);
-  const requestId = client["x-request-id"] ?? "";
+  const requestId = client["x-request-id"] || randomUUID();
   const outcome = await forwardTwoLegs(
     {
       path,
@@ -241,7 +242,8 @@ async function twoLegs(
 
 /** Any other request, to the local model server and back as it is. */
 async function passThrough(rank: Rank, req: IncomingMessage, body: Buffer, res: ServerResponse) {
-  const requestId = typeof req.headers["x-request-id"] === "string" ? req.headers["x-request-id"] : "";
+  const id = req.headers["x-request-id"];
+  const requestId = typeof id === "string" && id !== "" ? id : randomUUID();
   const method = (req.method ?? "GET") as Dispatcher.HttpMethod;
   let upstream: Dispatcher.ResponseData;
   try {
