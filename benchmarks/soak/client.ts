@@ -27,7 +27,14 @@ export interface SoakReport {
 }
 
 const job = workerData as SoakJob;
-const dispatcher = new Agent({ connections: job.concurrency + 16, bodyTimeout: 0, headersTimeout: 0 });
+// 2,000 connections at once overflow the listen backlog while the router parses a burst of
+// bodies: the client waits for its connection rather than failing it after undici's 10 s.
+const dispatcher = new Agent({
+  connections: job.concurrency + 16,
+  bodyTimeout: 0,
+  headersTimeout: 0,
+  connectTimeout: 120_000,
+});
 const report: SoakReport = { done: false, sent: 0, served: 0, failures: {} };
 const fail = (key: string) => {
   report.failures[key] = (report.failures[key] ?? 0) + 1;
@@ -49,7 +56,7 @@ async function once(payload: Buffer, stream: boolean): Promise<void> {
       dispatcher,
     });
     const text = await res.body.text();
-    if (res.statusCode !== 200) fail(String(res.statusCode));
+    if (res.statusCode !== 200) fail(`${res.statusCode} ${/"code":"([^"]*)"/.exec(text)?.[1] ?? ""}`.trim());
     else if (stream && (!text.includes("[DONE]") || text.includes('"error"'))) fail("stream-cut");
     else report.served++;
   } catch (err) {

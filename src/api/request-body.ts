@@ -44,9 +44,13 @@ export class BodyBudget {
     return this.held;
   }
 
-  /** A request's share: takes bytes as they arrive, gives them all back once. */
-  lease(): BodyLease {
-    return new BodyLease(this);
+  /**
+   * A request's share: takes bytes as they arrive, gives them all back once. Each body byte costs
+   * `heldPerByte` bytes of the budget: what a request keeps besides the raw body (its parsed copy,
+   * a rendered prompt) is proportional to it, so the budget bounds memory, not just raw bytes.
+   */
+  lease(heldPerByte = 1): BodyLease {
+    return new BodyLease(this, heldPerByte);
   }
 
   /** Takes `bytes` unless that would pass the limit. */
@@ -65,16 +69,21 @@ export class BodyBudget {
 export class BodyLease {
   private taken = 0;
 
-  constructor(private readonly budget: BodyBudget) {}
+  constructor(
+    private readonly budget: BodyBudget,
+    private readonly heldPerByte: number,
+  ) {}
 
-  /** True when `bytes` more would still fit. */
+  /** True when `bytes` more body bytes would still fit. */
   fits(bytes: number): boolean {
-    return this.budget.heldBytes + bytes <= this.budget.limitBytes;
+    return this.budget.heldBytes + bytes * this.heldPerByte <= this.budget.limitBytes;
   }
 
+  /** Takes the budget's share of `bytes` body bytes, unless that would pass the limit. */
   take(bytes: number): boolean {
-    if (!this.budget.take(bytes)) return false;
-    this.taken += bytes;
+    const cost = bytes * this.heldPerByte;
+    if (!this.budget.take(cost)) return false;
+    this.taken += cost;
     return true;
   }
 
@@ -99,6 +108,9 @@ export interface BodyLimits {
   lease?: BodyLease;
 }
 
+/** Declared bodies from this size on are read into one preallocated buffer. */
+const PREALLOCATE_FROM_BYTES = 64 * 1024;
+
 /** An error answering a body read that must close the connection (the rest of the body is unread). */
 export function closesConnection(error: LlmdError): boolean {
   return error.code === "request_timeout" || error.code === "request_bodies_full";
@@ -115,6 +127,10 @@ export function readBody(req: IncomingMessage, limits: BodyLimits): Promise<Buff
   const declared = Number(req.headers["content-length"]);
   if (declared > limitBytes) return Promise.resolve(bodyTooLarge(limitBytes));
   if (lease && declared > 0 && !lease.fits(declared)) return Promise.resolve(bodiesFull(lease.limitBytes));
+  // A large declared body is read into one buffer of its size, taken from the budget at once: no
+  // chunk list and concatenated copy alive together. Small ones mostly arrive whole, kept as is.
+  const whole = declared >= PREALLOCATE_FROM_BYTES ? Buffer.allocUnsafe(declared) : undefined;
+  if (whole) lease?.take(declared);
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
@@ -128,6 +144,12 @@ export function readBody(req: IncomingMessage, limits: BodyLimits): Promise<Buff
     };
     const onData = (chunk: Buffer): void => {
       timer?.refresh();
+      if (whole) {
+        // node's parser ends the body at its content-length.
+        chunk.copy(whole, size);
+        size += chunk.length;
+        return;
+      }
       size += chunk.length;
       if (size > limitBytes) stop(bodyTooLarge(limitBytes), true);
       else if (lease && !lease.take(chunk.length)) stop(bodiesFull(lease.limitBytes), true);
@@ -137,7 +159,8 @@ export function readBody(req: IncomingMessage, limits: BodyLimits): Promise<Buff
     req.on("data", onData);
     req.once("end", () => {
       clearTimeout(timer);
-      resolve(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size));
+      if (whole) resolve(whole);
+      else resolve(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size));
     });
     req.once("error", (err) => {
       clearTimeout(timer);

@@ -53,7 +53,7 @@ export interface InferenceDeps {
   bodies: BodyBudget;
   maxAttempts: number;
   log: OperationalLog;
-  /** Present when `streamFlushMs` > 0: coalesces streamed chunks after the first. */
+  /** Coalesces streamed chunks after the first (`streamFlushMs`; by default those that arrive together). */
   flusher: StreamFlusher | undefined;
   /** The graceful shutdown: its signal cuts off what still runs at the drain timeout. */
   drain: GatewayDrain;
@@ -67,18 +67,28 @@ const unknownModel = (model: string) =>
   new LlmdError("model_not_found", `The model '${model}' does not exist.`, { param: "model" });
 
 /**
+ * What a request held by the gateway costs per body byte: the raw body (forwarded, re-sent on a
+ * retry) and its parsed copy (JSON.parse's strings are about the body's size; V8 keeps ASCII text
+ * at one byte a character), and for chat also the rendered prompt. Measured against RSS in
+ * docs/benchmarks-router.md ("Soak and backlog").
+ */
+const HELD_PER_BODY_BYTE = 2;
+const HELD_PER_CHAT_BODY_BYTE = 3;
+
+/**
  * Reads the body under the gateway's bounds (size, held bytes, read timeout) and runs `serve` on
  * it; a body that breaks a bound is answered here (408 and 429 close the connection, the rest of
- * the body unread). The body's bytes count against the held-bodies budget until `serve` settles.
- * Never rejects.
+ * the body unread). The body counts against the held-bodies budget, `heldPerByte` per byte, until
+ * `serve` settles. Never rejects.
  */
 export async function withBody(
   deps: InferenceDeps,
   req: IncomingMessage,
   res: ServerResponse,
   serve: (raw: Buffer) => Promise<void>,
+  heldPerByte = HELD_PER_CHAT_BODY_BYTE,
 ): Promise<void> {
-  const lease = deps.bodies.lease();
+  const lease = deps.bodies.lease(heldPerByte);
   try {
     const limits = { limitBytes: deps.maxBodyBytes, timeoutMs: deps.bodyTimeoutMs, lease };
     const raw = await readBody(req, limits).catch(() => undefined);
@@ -106,11 +116,18 @@ export function handleInference(
   req: IncomingMessage,
   res: ServerResponse,
 ): Promise<void> {
-  return withBody(deps, req, res, async (raw) => {
-    const request = parseInferenceRequest(path, flattenHeaders(req.headers), raw);
-    if (request instanceof LlmdError) return sendError(res, request);
-    await serveRequest(deps, request, upstreamBody(request, raw), res);
-  });
+  const heldPerByte = path === "/v1/chat/completions" ? HELD_PER_CHAT_BODY_BYTE : HELD_PER_BODY_BYTE;
+  return withBody(
+    deps,
+    req,
+    res,
+    async (raw) => {
+      const request = parseInferenceRequest(path, flattenHeaders(req.headers), raw);
+      if (request instanceof LlmdError) return sendError(res, request);
+      await serveRequest(deps, request, upstreamBody(request, raw), res);
+    },
+    heldPerByte,
+  );
 }
 
 /**

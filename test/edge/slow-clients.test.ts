@@ -23,6 +23,12 @@ interface Target {
   close(): Promise<void>;
 }
 
+/**
+ * Budget bytes one completions body byte costs: the router also counts the parsed copy it holds
+ * (src/gateway/inference.ts), the simulator the raw bytes.
+ */
+const HELD_PER_BYTE = { "llmd router": 2, "llmd sim": 1 } as const;
+
 /** `llmd sim` with `edge` as its flags. */
 async function simTarget(edge: Edge): Promise<Target> {
   const flags: Record<string, unknown> = {};
@@ -143,10 +149,10 @@ for (const [name, start] of [
     });
   });
 
-  describe(`${name}: the bytes of request bodies held at once`, () => {
+  describe(`${name}: the request bodies held at once (room for 1000 body bytes)`, () => {
     let target: Target;
     before(async () => {
-      target = await start({ maxInflightBodyBytes: 1000, bodyTimeoutMs: 30_000 });
+      target = await start({ maxInflightBodyBytes: 1000 * HELD_PER_BYTE[name], bodyTimeoutMs: 30_000 });
     });
     after(() => target.close());
 
@@ -177,6 +183,36 @@ for (const [name, start] of [
         await r.arrayBuffer();
       }
       assert.equal(served, 1, "the holder's bytes came back when it left");
+    });
+  });
+
+  describe(`${name}: a large declared body (room for 200 KB of bodies)`, () => {
+    let target: Target;
+    before(async () => {
+      target = await start({ maxInflightBodyBytes: 200_000 * HELD_PER_BYTE[name], bodyTimeoutMs: 30_000 });
+    });
+    after(() => target.close());
+
+    it("holds its whole declared length from its first byte, then serves it", async () => {
+      const big = bodyOf(150_000);
+      const holder = rawClient(target, head(big.length) + big.slice(0, 10_000));
+      let refused = false;
+      for (let i = 0; i < 100 && !refused; i++) {
+        const r = await post(target, bodyOf(60_000));
+        refused = r.status === 429;
+        await r.arrayBuffer();
+      }
+      assert.ok(refused, "150 KB declared + 60 KB do not fit, though only 10 KB of the first arrived");
+      const answered = new Promise<string>((resolve) => {
+        let seen = "";
+        holder.socket.on("data", (chunk: Buffer) => {
+          seen += chunk.toString();
+          if (seen.includes('"usage"')) resolve(seen);
+        });
+      });
+      holder.socket.write(big.slice(10_000));
+      assert.match(await answered, /^HTTP\/1\.1 200 /);
+      holder.socket.destroy();
     });
   });
 }
