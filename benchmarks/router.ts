@@ -1,6 +1,8 @@
 /**
  * `npm run bench -- router [--seconds 5] [--warmup 2] [--rates 100,500,1000] [--concurrency 32]
- * [--nice=0] [--prompts unique|same] [--rounds 1]`: what the router adds per request. Two zero-latency simulators (so only proxy cost shows) are
+ * [--nice=0] [--prompts unique|same] [--rounds 1] [--cases latency,throughput,large,streams]
+ * [--prompt-kb 800] [--large-rate 20] [--streams 128] [--stream-tokens 200]`: what the router adds
+ * per request and per streamed token. Two zero-latency simulators (so only proxy cost shows) are
  * reached directly, through `llmd router` (default config), through a bare Node.js proxy (the
  * floor any Node proxy pays) and through nginx (one process, round-robin, when installed). The
  * load generator is a separate process (benchmarks/router/load.ts). `--nice=-10` runs every measured
@@ -8,8 +10,10 @@
  * Prompts are short (`hi <n>`) and unique by default; with `--prompts same` every request is `hi`,
  * and the router's prefix affinity (rightly) pins them all to one simulator. `--rounds N` repeats
  * every measurement N times with the targets interleaved and prints medians.
- * Prints (a) latency at fixed open-loop rates, (b) closed-loop throughput, each with the server
- * process's CPU time per request (from /proc: robust when the machine is shared).
+ * Prints (a) latency at fixed open-loop rates, (b) closed-loop throughput, (c) latency of large
+ * prompts, each with the server process's CPU time per request (from /proc: robust when the
+ * machine is shared), (d) CPU time per relayed SSE event over many concurrent streams, and the
+ * issue's targets as measured in this run.
  */
 import { type ChildProcess, fork } from "node:child_process";
 import { once } from "node:events";
@@ -36,8 +40,14 @@ const { values } = parseArgs({
     nice: { type: "string", default: "0" },
     prompts: { type: "string", default: "unique" },
     rounds: { type: "string", default: "1" },
+    cases: { type: "string", default: "latency,throughput,large,streams" },
+    "prompt-kb": { type: "string", default: "800" },
+    "large-rate": { type: "string", default: "20" },
+    streams: { type: "string", default: "128" },
+    "stream-tokens": { type: "string", default: "200" },
   },
 });
+const CASES = new Set(String(values.cases).split(","));
 /** OS priority of every measured process and of the load generator (negative needs root). */
 const NICE = Number(values.nice);
 const MODEL = "bench-model";
@@ -47,7 +57,7 @@ const ROUNDS = Math.max(1, Number(values.rounds));
 const LOAD_WORKER = fileURLToPath(new URL("./router/load.ts", import.meta.url));
 
 /** Runs one job in a fresh load-generator process; CPU of `target` is read around the window. */
-type Measured = LoadResult & { cpuUs: number };
+type Measured = LoadResult & { cpuUs: number; cpuUsPerEvent: number };
 type Job = Omit<LoadJob, "url" | "model" | "prompts">;
 
 async function measure(target: Target, job: Job): Promise<Measured> {
@@ -63,9 +73,13 @@ async function measure(target: Target, job: Job): Promise<Measured> {
   });
   worker.send({ ...job, url: target.url, model: MODEL, prompts: PROMPTS } satisfies LoadJob);
   const r = await result;
-  const cpuUs = ((cpuSeconds(target.pid) - cpuAtStart) * 1e6) / Math.max(1, r.requests + r.errors);
+  const cpuUsTotal = (cpuSeconds(target.pid) - cpuAtStart) * 1e6;
   await once(worker, "exit").catch(() => {});
-  return { ...r, cpuUs };
+  return {
+    ...r,
+    cpuUs: cpuUsTotal / Math.max(1, r.requests + r.errors),
+    cpuUsPerEvent: cpuUsTotal / Math.max(1, r.events),
+  };
 }
 
 function median(values: number[]): number {
@@ -86,7 +100,9 @@ function combine(runs: Measured[]): Measured {
     p99: med((r) => r.p99),
     p999: med((r) => r.p999),
     max: Math.max(...runs.map((r) => r.max)),
+    events: sum((r) => r.events),
     cpuUs: med((r) => r.cpuUs),
+    cpuUsPerEvent: med((r) => r.cpuUsPerEvent),
   };
 }
 
@@ -113,7 +129,13 @@ async function startTargets(): Promise<{
   children: ChildProcess[];
   stopSims: () => Promise<void>;
 }> {
-  const flags = ["--model", MODEL, "--time-to-first-token", "0ms", "--inter-token-latency", "0ms"];
+  // No prefill time, so only proxy cost shows; one token every 20 ms for the streams (a
+  // `max_tokens: 1` request ends at its first token, so this does not touch the other cases);
+  // a context that takes the large prompts.
+  const flags = [
+    ...["--model", MODEL, "--time-to-first-token", "0ms", "--inter-token-latency", "20ms"],
+    ...["--max-model-len", "1048576", "--max-num-seqs", "1024"],
+  ];
   const sims = await startSimReplicas({
     replicas: 2,
     basePort: 0,
@@ -135,10 +157,13 @@ async function startTargets(): Promise<{
   return { targets, children, stopSims: () => sims.stop() };
 }
 
-async function latencyTable(targets: Target[], seconds: number, warmup: number): Promise<void> {
+/** The open-loop results per rate. */
+async function latencyTable(targets: Target[], seconds: number, warmup: number): Promise<Measured[][]> {
   const rows: Record<string, string | number>[] = [];
+  const byRate: Measured[][] = [];
   for (const rate of String(values.rates).split(",").map(Number)) {
     const results = await measureAll(targets, { rate, seconds, warmupSeconds: warmup });
+    byRate.push(results);
     const directP50 = results[0]?.p50 ?? Number.NaN;
     for (const [i, r] of results.entries()) {
       rows.push({
@@ -157,9 +182,10 @@ async function latencyTable(targets: Target[], seconds: number, warmup: number):
   }
   console.log(`\n(a) open loop at fixed rates, ${seconds} s each after ${warmup} s warm-up, ${roundsNote()}`);
   console.table(rows);
+  return byRate;
 }
 
-async function throughputTable(targets: Target[], seconds: number, warmup: number): Promise<void> {
+async function throughputTable(targets: Target[], seconds: number, warmup: number): Promise<Measured[]> {
   const concurrency = Number(values.concurrency);
   const results = await measureAll(targets, { concurrency, seconds, warmupSeconds: warmup });
   const rows = results.map((r, i) => ({
@@ -174,6 +200,122 @@ async function throughputTable(targets: Target[], seconds: number, warmup: numbe
     `\n(b) closed loop, ${concurrency} concurrent, short prompts (${PROMPTS}), ${seconds} s, ${roundsNote()}`,
   );
   console.table(rows);
+  return results;
+}
+
+/** Results indexed like the targets: direct, router, floor, nginx (absent when not installed). */
+interface CaseResults {
+  latency?: Measured[][];
+  throughput?: Measured[];
+  large?: Measured[];
+  streams?: Measured[];
+}
+
+/** The issue's targets, each as measured against its bound in this run. */
+function targetsTable(results: CaseResults): void {
+  const rows: { target: string; measured: string; bound: string; met: string }[] = [];
+  const add = (target: string, value: number, bound: number, unit: string, detail: string) =>
+    rows.push({
+      target,
+      measured: `${value.toFixed(2)}${unit} (${detail})`,
+      bound: `≤ ${bound}${unit}`,
+      met: Number.isFinite(value)
+        ? value <= bound
+          ? "yes"
+          : `no, by ${(value - bound).toFixed(2)}${unit}`
+        : "n/a",
+    });
+  const rates = String(values.rates).split(",").map(Number);
+  const at1000 = results.latency?.[rates.indexOf(1000)];
+  if (at1000?.[3]) {
+    const [direct, router, , nginx] = at1000 as [Measured, Measured, Measured, Measured];
+    const gap = router.p50 - direct.p50 - (nginx.p50 - direct.p50);
+    add(
+      "router +p50 over nginx's @1000 req/s",
+      gap,
+      0.5,
+      " ms",
+      `router +${ms(router.p50 - direct.p50)}, nginx +${ms(nginx.p50 - direct.p50)}`,
+    );
+  }
+  const closed = results.throughput;
+  if (closed?.[2]) {
+    const [, router, floor] = closed as [Measured, Measured, Measured];
+    add(
+      "CPU/req, router ÷ node floor (closed loop)",
+      router.cpuUs / floor.cpuUs,
+      1.5,
+      "×",
+      `${Math.round(router.cpuUs)} vs ${Math.round(floor.cpuUs)} µs`,
+    );
+  }
+  const large = results.large;
+  if (large?.[1]) {
+    const [direct, router] = large as [Measured, Measured];
+    add(
+      `${values["prompt-kb"]} KB prompt, router +p50 over direct`,
+      router.p50 - direct.p50,
+      3,
+      " ms",
+      `${ms(router.p50)} vs ${ms(direct.p50)} ms`,
+    );
+  }
+  const streams = results.streams;
+  if (streams?.[3]) {
+    const [, router, floor, nginx] = streams as [Measured, Measured, Measured, Measured];
+    add(
+      "CPU/relayed token, router ÷ nginx",
+      router.cpuUsPerEvent / nginx.cpuUsPerEvent,
+      2,
+      "×",
+      `${router.cpuUsPerEvent.toFixed(1)} vs ${nginx.cpuUsPerEvent.toFixed(1)} µs; floor ${floor.cpuUsPerEvent.toFixed(1)}`,
+    );
+  }
+  console.log("\nagainst the targets (this run; ratios measured side by side)");
+  console.table(rows);
+}
+
+/** Open loop at `--large-rate` with prompts padded to `--prompt-kb`. */
+async function largePromptTable(targets: Target[], seconds: number, warmup: number): Promise<Measured[]> {
+  const rate = Number(values["large-rate"]);
+  const promptBytes = Number(values["prompt-kb"]) * 1024;
+  const results = await measureAll(targets, { rate, seconds, warmupSeconds: warmup, promptBytes });
+  const directP50 = results[0]?.p50 ?? Number.NaN;
+  const rows = results.map((r, i) => ({
+    target: targets[i]?.name ?? "",
+    "req/s": rate,
+    ok: r.requests,
+    errors: r.errors,
+    "p50 ms": ms(r.p50),
+    "p99 ms": ms(r.p99),
+    "+p50 vs direct": ms(r.p50 - directP50),
+    "server CPU µs/req": Math.round(r.cpuUs),
+  }));
+  console.log(
+    `\n(c) ${values["prompt-kb"]} KB prompts, open loop at ${rate} req/s, ${seconds} s after ${warmup} s warm-up, ${roundsNote()}`,
+  );
+  console.table(rows);
+  return results;
+}
+
+/** `--streams` concurrent streams of `--stream-tokens` tokens, back to back: CPU per relayed event. */
+async function streamsTable(targets: Target[], seconds: number, warmup: number): Promise<Measured[]> {
+  const concurrency = Number(values.streams);
+  const streamTokens = Number(values["stream-tokens"]);
+  const results = await measureAll(targets, { concurrency, seconds, warmupSeconds: warmup, streamTokens });
+  const rows = results.map((r, i) => ({
+    target: targets[i]?.name ?? "",
+    streams: concurrency,
+    completed: r.requests,
+    errors: r.errors,
+    "events/s": Math.round(r.events / r.seconds),
+    "server CPU µs/event": r.cpuUsPerEvent.toFixed(1),
+  }));
+  console.log(
+    `\n(d) ${concurrency} concurrent streams of ${streamTokens} tokens (one SSE event each, 20 ms apart), ${seconds} s, ${roundsNote()}`,
+  );
+  console.table(rows);
+  return results;
 }
 
 const roundsNote = () =>
@@ -186,8 +328,12 @@ console.log(
 );
 const { targets, children, stopSims } = await startTargets();
 try {
-  await latencyTable(targets, seconds, warmup);
-  await throughputTable(targets, seconds, warmup);
+  const results: CaseResults = {};
+  if (CASES.has("latency")) results.latency = await latencyTable(targets, seconds, warmup);
+  if (CASES.has("throughput")) results.throughput = await throughputTable(targets, seconds, warmup);
+  if (CASES.has("large")) results.large = await largePromptTable(targets, seconds, warmup);
+  if (CASES.has("streams")) results.streams = await streamsTable(targets, seconds, warmup);
+  targetsTable(results);
 } finally {
   console.log(`\nload average at end: ${load()}`);
   for (const child of children) child.kill("SIGTERM");

@@ -16,6 +16,10 @@ export interface LoadJob {
   warmupSeconds: number;
   rate?: number;
   concurrency?: number;
+  /** Padding after the prompt's `hi <n>`, in bytes (a large-prompt request); 0 by default. */
+  promptBytes?: number;
+  /** Streams of this many tokens (`ignore_eos`), counting the SSE events relayed; else `max_tokens: 1`. */
+  streamTokens?: number;
 }
 
 /** Latencies in ms (from the moment each request was handed to undici). */
@@ -28,18 +32,34 @@ export interface LoadResult {
   p99: number;
   p999: number;
   max: number;
+  /** SSE events received in the window (streams only; one token each at `--stream-interval 1`). */
+  events: number;
+}
+
+/** Counts SSE events (`\n\n` terminators) across the chunks of one stream. */
+function eventsIn(chunk: Buffer, previousEndedWithNewline: boolean): number {
+  let n = previousEndedWithNewline && chunk[0] === 10 ? 1 : 0;
+  for (let i = chunk.indexOf(10); i >= 0 && i < chunk.length - 1; i = chunk.indexOf(10, i + 1))
+    if (chunk[i + 1] === 10) n++;
+  return n;
 }
 
 class Recorder {
   latencies: number[] = [];
   errors = 0;
+  events = 0;
   private sent = 0;
+  private readonly padding: string;
 
-  constructor(private readonly job: LoadJob) {}
+  constructor(private readonly job: LoadJob) {
+    this.padding = job.promptBytes ? ` ${"x".repeat(job.promptBytes)}` : "";
+  }
 
   private body(): string {
     const prompt = this.job.prompts === "same" ? "hi" : `hi ${this.sent++}`;
-    return JSON.stringify({ model: this.job.model, prompt, max_tokens: 1 });
+    const { model, streamTokens } = this.job;
+    if (!streamTokens) return JSON.stringify({ model, prompt: prompt + this.padding, max_tokens: 1 });
+    return JSON.stringify({ model, prompt, max_tokens: streamTokens, ignore_eos: true, stream: true });
   }
 
   async send(pool: Pool): Promise<void> {
@@ -52,11 +72,20 @@ class Recorder {
         headers: { "content-type": "application/json" },
         body,
       });
-      await res.body.dump();
+      if (this.job.streamTokens) await this.countEvents(res.body);
+      else await res.body.dump();
       if (res.statusCode !== 200) this.errors++;
       else this.latencies.push(performance.now() - started);
     } catch {
       this.errors++;
+    }
+  }
+
+  private async countEvents(body: AsyncIterable<Buffer>): Promise<void> {
+    let newline = false;
+    for await (const chunk of body) {
+      this.events += eventsIn(chunk, newline);
+      newline = chunk[chunk.length - 1] === 10;
     }
   }
 }
@@ -102,6 +131,7 @@ function summarise(recorder: Recorder, seconds: number): LoadResult {
     p99: at(0.99),
     p999: at(0.999),
     max: sorted[sorted.length - 1] ?? Number.NaN,
+    events: recorder.events,
   };
 }
 

@@ -1,6 +1,7 @@
 /**
  * The floor of any Node.js proxy, for the router benchmark: node:http in front, undici's dispatch
- * API behind, round-robin, no parsing, scheduling, metrics or header hygiene. What `llmd router`
+ * API behind, round-robin, no parsing, scheduling, metrics or header hygiene; JSON answers are
+ * buffered, SSE streams written through chunk by chunk. What `llmd router`
  * costs above this row is llmd's own work; what this row costs above nginx is Node's.
  * Usage: node --import tsx node-floor.ts <upstream-url>… (prints `listening on <url>`).
  */
@@ -19,14 +20,24 @@ const server = createServer((req, res) => {
     const pool = pools[next++ % pools.length] as Pool;
     const out: Buffer[] = [];
     let status = 502;
+    let streaming = false;
     const headers = { "content-type": "application/json", "content-length": String(body.length) };
     pool.dispatch(
       { path: req.url ?? "/", method: "POST", headers, body },
       {
         onRequestStart: () => {},
-        onResponseStart: (_c, statusCode) => void (status = statusCode),
-        onResponseData: (_c, chunk) => void out.push(chunk),
+        onResponseStart: (_c, statusCode, upstream) => {
+          status = statusCode;
+          // SSE is relayed chunk by chunk as it arrives (no back-pressure: the floor's least work).
+          streaming = String(upstream["content-type"]).startsWith("text/event-stream");
+          if (streaming) res.writeHead(status, { "content-type": "text/event-stream" });
+        },
+        onResponseData: (_c, chunk) => {
+          if (streaming) res.write(chunk);
+          else out.push(chunk);
+        },
         onResponseEnd: () => {
+          if (streaming) return void res.end();
           const payload = Buffer.concat(out);
           res.writeHead(status, { "content-type": "application/json", "content-length": payload.length });
           res.end(payload);

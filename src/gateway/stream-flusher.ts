@@ -2,7 +2,11 @@
  * One shared timer that flushes coalesced streams: a stream with chunks waiting asks for the next
  * flush, and every waiting stream is flushed together once per `intervalMs`. A stream that gets one
  * token per engine step then costs the router one socket write (and the client one HTTP chunk) per
- * interval instead of one per token. Streams keep their own pending bytes (src/gateway/forward.ts).
+ * interval instead of one per token. With `intervalMs` 0 (the default) the flush runs once the
+ * event loop has handled every socket that was readable (`setImmediate`): the chunks of a stream
+ * that arrived together (a model server ahead of the router, or several tokens in one read) go out
+ * as one write, and none waits for a timer. Streams keep their own pending bytes
+ * (src/gateway/forward.ts).
  */
 
 /** A stream with chunks waiting to be written. */
@@ -15,24 +19,30 @@ export class StreamFlusher {
   private readonly waiting = new Set<Flushable>();
   private timer: NodeJS.Timeout | undefined;
 
-  /** @param intervalMs flush period in ms (> 0). */
+  private immediate: NodeJS.Immediate | undefined;
+
+  /** @param intervalMs flush period in ms (≥ 0; 0 = after the current event-loop turn's I/O). */
   constructor(private readonly intervalMs: number) {}
 
   /** `stream` is flushed at the next tick (once, however often it asks). */
   schedule(stream: Flushable): void {
     this.waiting.add(stream);
-    this.timer ??= setTimeout(this.flushAll, this.intervalMs);
+    if (this.intervalMs === 0) this.immediate ??= setImmediate(this.flushAll);
+    else this.timer ??= setTimeout(this.flushAll, this.intervalMs);
   }
 
   /** `stream` ended or flushed itself: no flush for it at the next tick. */
   cancel(stream: Flushable): void {
     if (!this.waiting.delete(stream) || this.waiting.size > 0) return;
     clearTimeout(this.timer);
+    clearImmediate(this.immediate);
     this.timer = undefined;
+    this.immediate = undefined;
   }
 
   private readonly flushAll = (): void => {
     this.timer = undefined;
+    this.immediate = undefined;
     const streams = [...this.waiting];
     this.waiting.clear();
     for (const stream of streams) stream.flush();
@@ -40,13 +50,14 @@ export class StreamFlusher {
 }
 
 /**
- * The flusher for the gateway's `streamFlushMs`: none for undefined or 0. Throws a TypeError for
- * anything but a finite number ≥ 0 (a mistyped flag must not silently turn coalescing off).
+ * The flusher for the gateway's `streamFlushMs` (undefined = 0: chunks that arrive together are
+ * written together). Throws a TypeError for anything but a finite number ≥ 0 (a mistyped flag must
+ * not silently change coalescing).
  */
-export function streamFlusherFor(intervalMs: number | undefined): StreamFlusher | undefined {
-  if (intervalMs === undefined || intervalMs === 0) return undefined;
-  if (!Number.isFinite(intervalMs) || intervalMs < 0) {
+export function streamFlusherFor(intervalMs: number | undefined): StreamFlusher {
+  const ms = intervalMs ?? 0;
+  if (!Number.isFinite(ms) || ms < 0) {
     throw new TypeError(`streamFlushMs must be a number of ms >= 0, got ${intervalMs}`);
   }
-  return new StreamFlusher(intervalMs);
+  return new StreamFlusher(ms);
 }

@@ -1,6 +1,6 @@
 /**
  * CI smoke of `npm run bench -- router` at its smallest size: it must start every target, push
- * requests through each without errors and print both tables. Asserts structure, never timings.
+ * requests through each without errors and print every table. Asserts structure, never timings.
  */
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
@@ -9,7 +9,10 @@ import { describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
 
 const BENCH = fileURLToPath(new URL("../../benchmarks/router.ts", import.meta.url));
-const ARGS = ["--seconds", "0.4", "--warmup", "0.2", "--rates", "50", "--concurrency", "2"];
+const ARGS = [
+  ...["--seconds", "0.4", "--warmup", "0.2", "--rates", "50", "--concurrency", "2"],
+  ...["--prompt-kb", "16", "--large-rate", "10", "--streams", "2", "--stream-tokens", "3"],
+];
 
 /** `[target, ok, errors]` of every open-loop row of a console.table. */
 function openLoopRows(text: string): [string, number, number][] {
@@ -20,7 +23,7 @@ function openLoopRows(text: string): [string, number, number][] {
 }
 
 describe("bench router (smoke)", () => {
-  it("measures every target without errors and prints both tables", async () => {
+  it("measures every target without errors and prints every table", async () => {
     const child = spawn(process.execPath, ["--import", "tsx", BENCH, ...ARGS], {
       stdio: ["ignore", "pipe", "inherit"],
     });
@@ -32,6 +35,9 @@ describe("bench router (smoke)", () => {
     assert.equal(code, 0, out);
     assert.match(out, /\(a\) open loop at fixed rates/);
     assert.match(out, /\(b\) closed loop, 2 concurrent/);
+    assert.match(out, /\(c\) 16 KB prompts, open loop at 10 req\/s/);
+    assert.match(out, /\(d\) 2 concurrent streams of 3 tokens/);
+    assert.match(out, /against the targets/);
     const rows = openLoopRows(out);
     const names = rows.map(([name]) => name);
     for (const expected of ["direct (one sim)", "llmd router", "node floor (bare proxy)"])

@@ -80,7 +80,7 @@ export function withGatewayFlags(command: Command): Command {
   return command
     .option(
       "--stream-flush-ms <ms>",
-      "after a stream's first token, relay its chunks at most every ms, coalesced (0 = as they arrive)",
+      "after a stream's first token, relay its chunks at most every ms, coalesced (0 = those that arrive together as one write)",
       "0",
     )
     .option(
