@@ -11,6 +11,8 @@ import { describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
 import { pdInvariantViolations } from "../../src/fleet/pd-invariants.ts";
 import { runScenario } from "../../src/fleet/run-scenario.ts";
+import { loadConfig } from "../../src/config/index.ts";
+import { ManualClock } from "../../src/core/clock.ts";
 import { parseScenario } from "../../src/workload/scenario.ts";
 
 const scenarios = fileURLToPath(new URL("../../examples/scenarios/", import.meta.url));
@@ -68,6 +70,13 @@ describe("xPyD fleet", () => {
     assert.ok(deaths >= 5, `${deaths} deaths`);
     assert.ok(killedRequests > 0);
     assert.ok(pd!.transferFailures > 0 && pd!.transfers > 0);
+  });
+
+  it("the P/D and aggregated comparison configs load", () => {
+    for (const name of ["pd-epp.yaml", "aggregated.yaml"]) {
+      const path = join(scenarios, "pd-policies", name);
+      assert.ok(loadConfig({ path }, { clock: new ManualClock() }).scheduler, name);
+    }
   });
 
   it("validates the groups against the replica count", () => {
