@@ -150,6 +150,29 @@ test("a decode pulls only the blocks its prefix cache does not hold", async () =
   assert.equal(metric(await scrape(prefill.url), "llmd_sim_kv_blocks_held"), 0);
 });
 
+test("both legs on /v1/responses", async () => {
+  const body = { model: MODEL, input: promptOfTokens(300, "responses") };
+  const res = await fetch(`${prefill.url}/v1/responses`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ ...body, max_output_tokens: 1, kv_transfer_params: PREFILL_PARAMS }),
+  });
+  const first = (await res.json()) as { kv_transfer_params: LegReply["kv_transfer_params"] };
+  assert.equal(first.kv_transfer_params.do_remote_prefill, true);
+  const decoded = await post(decode.url, "/v1/responses", {
+    ...body,
+    max_output_tokens: 4,
+    kv_transfer_params: first.kv_transfer_params,
+  });
+  const usage = (
+    decoded.json as unknown as {
+      usage: { input_tokens: number; input_tokens_details: { cached_tokens: number } };
+    }
+  ).usage;
+  assert.equal(usage.input_tokens_details.cached_tokens, usage.input_tokens - 1);
+  assert.equal(metric(await scrape(prefill.url), "llmd_sim_kv_blocks_held"), 0);
+});
+
 test("do_remote_decode with stream: true is a 400", async () => {
   const { status, json } = await post(prefill.url, "/v1/chat/completions", {
     model: MODEL,
