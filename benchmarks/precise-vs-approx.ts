@@ -1,0 +1,194 @@
+/**
+ * Precise against approximate prefix routing in the fleet simulator (issue #16): the default
+ * routing (examples/configs/default.yaml, the approximate index of what the router sent where)
+ * against the same routing over the engines' KV events (examples/configs/precise.yaml), on the
+ * Claude Code sessions (Weka) and Mooncake, below and above the fleet's KV capacity, with and
+ * without a CPU offload tier per replica. Prints captured reuse, TTFT p50/p99, and for the precise
+ * runs how stale the router's view is (engine eviction → index knows it, p50/p99).
+ *
+ *   npm run bench -- precise-vs-approx [--traces weka,mooncake] [--weka-loads 32,192]
+ *     [--mooncake-scales 1,4] [--offload-gb 0,200] [--folds 1,2] [--seeds 1]
+ *     [--policies approx=examples/configs/default.yaml,precise=examples/configs/precise.yaml]
+ *     [--set key=value …] [--json out.json]
+ *
+ * `--policies` names configs as name=path; every policy after the first is compared with the first,
+ * cell by cell. Weka runs one fold of a 3-fold split per cell (fold 0 is the tuning fold: choose
+ * parameters there, report the others); Mooncake has no sessions to fold, so its cells are seeds
+ * (seed 1 for tuning). Defaults: 300 simulated seconds per run (Weka 60 s warm-up, Mooncake 100 s)
+ * on 16 h200-llama3-8b replicas; a CPU tier of 200 GB adds about 1.5 M tokens per replica.
+ */
+import { writeFileSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { parseArgs } from "node:util";
+import { runScenario } from "../src/fleet/run-scenario.ts";
+import { loadScenario } from "../src/workload/scenario.ts";
+
+const root = join(dirname(fileURLToPath(import.meta.url)), "..");
+const { values } = parseArgs({
+  options: {
+    traces: { type: "string", default: "weka,mooncake" },
+    "weka-loads": { type: "string", default: "32,192" },
+    "mooncake-scales": { type: "string", default: "1,4" },
+    "offload-gb": { type: "string", default: "0,200" },
+    folds: { type: "string", default: "1,2" },
+    seeds: { type: "string", default: "1" },
+    policies: {
+      type: "string",
+      default: "approx=examples/configs/default.yaml,precise=examples/configs/precise.yaml",
+    },
+    set: { type: "string", multiple: true, default: [] },
+    json: { type: "string" },
+  },
+});
+
+const list = (s: string) => s.split(",").filter(Boolean);
+const numbers = (s: string) => list(s).map(Number);
+const policies = list(values.policies).map((p) => {
+  const [name, path] = p.split("=");
+  return { name: name!, path: resolve(root, path!) };
+});
+
+/** One measured cell: a trace at a load, an offload size, a fold or seed. */
+interface Cell {
+  trace: "weka" | "mooncake";
+  /** Weka sessions or Mooncake time scale. */
+  load: number;
+  offloadGb: number;
+  /** Weka fold, or the Mooncake seed. */
+  sample: number;
+}
+
+/** One policy's result in one cell. */
+interface Row extends Cell {
+  policy: string;
+  captured: number;
+  ttftP50Ms: number;
+  ttftP99Ms: number;
+  completed: number;
+  stalenessP50Ms: number;
+  stalenessP99Ms: number;
+  wallS: number;
+}
+
+function cells(): Cell[] {
+  const out: Cell[] = [];
+  for (const offloadGb of numbers(values["offload-gb"]))
+    for (const trace of list(values.traces)) {
+      if (trace === "weka")
+        for (const load of numbers(values["weka-loads"]))
+          for (const sample of numbers(values.folds)) out.push({ trace, load, offloadGb, sample });
+      else if (trace === "mooncake")
+        for (const load of numbers(values["mooncake-scales"]))
+          for (const sample of numbers(values.seeds)) out.push({ trace, load, offloadGb, sample });
+      else throw new Error(`unknown trace ${trace} (weka, mooncake)`);
+    }
+  return out;
+}
+
+/** The scenario overrides of one cell under one policy. */
+function overrides(cell: Cell, policyPath: string): string[] {
+  const common = [
+    "durationS=300",
+    `router.config=${policyPath}`,
+    `fleet.engine.cpuOffloadGb=${cell.offloadGb}`,
+  ];
+  if (cell.trace === "weka")
+    return [
+      ...common,
+      "warmupS=60",
+      `workload.sessions=${cell.load}`,
+      `workload.fold={k: 3, include: [${cell.sample}]}`,
+      ...values.set,
+    ];
+  return [
+    ...common,
+    "warmupS=100",
+    "drainS=120",
+    `workload.timeScale=${cell.load}`,
+    `seed=${cell.sample}`,
+    ...values.set,
+  ];
+}
+
+const scenarioFile = (trace: Cell["trace"]) =>
+  join(root, "examples/scenarios", trace === "weka" ? "weka-16.yaml" : "mooncake-16.yaml");
+
+const pct = (v: number) => `${(v * 100).toFixed(1)}%`;
+const secs = (ms: number) => (Number.isNaN(ms) ? "–" : `${(ms / 1000).toFixed(2)} s`);
+const millis = (ms: number) => (Number.isNaN(ms) ? "–" : `${ms.toFixed(0)} ms`);
+
+const grid = cells();
+const total = grid.length * policies.length;
+console.log(`${total} runs: ${grid.length} cells × policies ${policies.map((p) => p.name).join(", ")}`);
+const rows: Row[] = [];
+const started = Date.now();
+for (const cell of grid)
+  for (const policy of policies) {
+    const scenario = loadScenario(scenarioFile(cell.trace), overrides(cell, policy.path));
+    const run = await runScenario(scenario, (ms) =>
+      process.stderr.write(`\r  ${label(cell)} ${policy.name}: ${(ms / 1000).toFixed(0)} simulated s `),
+    );
+    process.stderr.write("\n");
+    const s = run.summary;
+    const kv = run.result.kvEvents;
+    const row: Row = {
+      ...cell,
+      policy: policy.name,
+      captured: s.captured,
+      ttftP50Ms: s.ttftMs.p50,
+      ttftP99Ms: s.ttftMs.p99,
+      completed: s.completed,
+      stalenessP50Ms: kv?.stalenessP50Ms ?? Number.NaN,
+      stalenessP99Ms: kv?.stalenessP99Ms ?? Number.NaN,
+      wallS: run.result.wallMs / 1000,
+    };
+    rows.push(row);
+    const elapsed = ((Date.now() - started) / 1000).toFixed(0);
+    console.log(`[${rows.length}/${total}, ${elapsed} s] ${label(cell)} ${policy.name}: ${line(row)}`);
+  }
+
+function label(c: Cell): string {
+  const load = c.trace === "weka" ? `${c.load} sessions fold ${c.sample}` : `${c.load}x seed ${c.sample}`;
+  return `${c.trace} ${load} cpu ${c.offloadGb} GB`;
+}
+
+function line(r: Row): string {
+  return (
+    `captured ${pct(r.captured)} TTFT p50 ${secs(r.ttftP50Ms)} p99 ${secs(r.ttftP99Ms)} ` +
+    `staleness p50 ${millis(r.stalenessP50Ms)} p99 ${millis(r.stalenessP99Ms)} (${r.wallS.toFixed(0)} s wall)`
+  );
+}
+
+console.log("\nEvery run:\n");
+console.log(
+  "| trace | load | CPU GB | fold/seed | policy | captured | TTFT p50 | TTFT p99 | staleness p50 | staleness p99 |",
+);
+console.log("|---|---|---|---|---|---|---|---|---|---|");
+for (const r of rows)
+  console.log(
+    `| ${r.trace} | ${r.load} | ${r.offloadGb} | ${r.sample} | ${r.policy} | ${pct(r.captured)} | ${secs(r.ttftP50Ms)} | ${secs(r.ttftP99Ms)} | ${millis(r.stalenessP50Ms)} | ${millis(r.stalenessP99Ms)} |`,
+  );
+
+const [base, ...others] = policies;
+for (const other of base ? others : []) {
+  console.log(`\n${other.name} against ${base!.name}, per cell (Δ captured in points, TTFT ratios):\n`);
+  console.log("| trace | load | CPU GB | fold/seed | Δ captured | TTFT p50 ratio | TTFT p99 ratio |");
+  console.log("|---|---|---|---|---|---|---|");
+  for (const cell of grid) {
+    const of = (name: string) => rows.find((r) => r.policy === name && sameCell(r, cell))!;
+    const a = of(base!.name);
+    const b = of(other.name);
+    const delta = ((b.captured - a.captured) * 100).toFixed(1);
+    const ratio = (x: number, y: number) => (x / y).toFixed(2);
+    console.log(
+      `| ${cell.trace} | ${cell.load} | ${cell.offloadGb} | ${cell.sample} | ${delta} | ${ratio(b.ttftP50Ms, a.ttftP50Ms)} | ${ratio(b.ttftP99Ms, a.ttftP99Ms)} |`,
+    );
+  }
+}
+
+function sameCell(a: Cell, b: Cell): boolean {
+  return a.trace === b.trace && a.load === b.load && a.offloadGb === b.offloadGb && a.sample === b.sample;
+}
+
+if (values.json) writeFileSync(values.json, JSON.stringify(rows, null, 2));
