@@ -1,0 +1,273 @@
+/**
+ * `npm run bench -- kv-events [--smoke] [--blocks=400000] [--endpoints=64] [--no-tokenize-turn]`:
+ * what the engines' KV events cost the router (issue #16).
+ *
+ * 1. Ingest: block events per CPU-second of one core into the precise index
+ *    (src/kv-index/precise-index.ts), for vLLM's shapes: prefill batches (32 blocks per
+ *    BlockStored), decode (one block per event), engine blocks of 16 tokens under 64-token request
+ *    blocks (tails carried across events), removals, and the subscriber's whole per-batch path
+ *    (msgpack decode of positional events + apply), spread over `--endpoints` pods with the index
+ *    held within a 256 MiB budget. CPU time is `process.cpuUsage` (user + system) around the
+ *    loop; events are built before it starts. ZeroMQ's own I/O thread is not included.
+ * 2. Scheduling: CPU per decision of the real scheduler with examples/configs/precise.yaml at
+ *    `--endpoints` endpoints, each holding 256K tokens of conversations; the prompt is one endpoint's
+ *    newest conversation, its tokens given (the index path alone) or as text that the producer
+ *    tokenizes with the router's estimate tokenizer. Each prompt is decided many times, so after the
+ *    first its request keys come from the index's memo (a conversation's next turn does the same
+ *    for the blocks it shares with the last).
+ * 3. `runTokenizeTurn` from benchmarks/tokenize-turn.ts (a real tokenizer on a 200K-token chat turn).
+ */
+import { Encoder } from "@msgpack/msgpack";
+import { loadConfig } from "../src/config/index.ts";
+import { decodeBatch } from "../src/kv-events/decode.ts";
+import { type IndexKvEvent, PreciseIndex } from "../src/kv-index/index.ts";
+import { makeContext, makeEndpoint } from "../src/scheduler/framework/testing.ts";
+import type { SchedulingResult } from "../src/scheduler/framework/types.ts";
+import type { PrecisePrefixCacheProducer } from "../src/scheduler/plugins/precise-prefix-cache-producer/index.ts";
+import { defaultTokenizer } from "../src/tokenizer/tokenizer.ts";
+import { runTokenizeTurn, tokenizeTurnTable } from "./tokenize-turn.ts";
+
+const smoke = process.argv.includes("--smoke");
+const option = (name: string, fallback: number) => {
+  const given = process.argv.find((a) => a.startsWith(`--${name}=`))?.split("=")[1];
+  return given ? Number(given) : fallback;
+};
+const BLOCKS = smoke ? 20_000 : option("blocks", 400_000);
+const ENDPOINTS = option("endpoints", 64);
+const ENGINE_BLOCK = 16;
+const MODEL = "meta-llama/Llama-3.1-8B-Instruct";
+const BUDGET = 256 * 1024 ** 2;
+/** Tokens each endpoint holds in the scheduling benchmark (an 8B model's KV on one H200 is ~0.5M). */
+const HELD_TOKENS = 262_144;
+
+/** Pseudo-random token ids (deterministic). */
+function tokenStream(seed: number, n: number): Uint32Array {
+  const out = new Uint32Array(n);
+  let x = seed * 2654435761 + 1;
+  for (let i = 0; i < n; i++) {
+    x = (Math.imul(x ^ (x >>> 15), 0x2c1b3c6d) + 0x6d2b79f5) >>> 0;
+    out[i] = x % 128_000;
+  }
+  return out;
+}
+
+interface Batch {
+  pod: string;
+  events: IndexKvEvent[];
+  blocks: number;
+}
+
+/** `blocks` stored blocks as chains of 256 blocks per conversation, `perEvent` blocks per BlockStored, round-robin over the pods. */
+function storedBatches(blocks: number, perEvent: number): Batch[] {
+  const out: Batch[] = [];
+  const chain = 256;
+  for (let c = 0; c * chain < blocks; c++) {
+    const tokens = tokenStream(c + 1, chain * ENGINE_BLOCK);
+    const pod = `default/pod-${c % ENDPOINTS}`;
+    const base = BigInt(c) << 20n;
+    for (let b = 0; b < chain && c * chain + b < blocks; b += perEvent) {
+      const n = Math.min(perEvent, chain - b);
+      out.push({
+        pod,
+        blocks: n,
+        events: [
+          {
+            type: "BlockStored",
+            blockHashes: Array.from({ length: n }, (_, i) => base + BigInt(b + i)),
+            parentBlockHash: b === 0 ? null : base + BigInt(b - 1),
+            tokenIds: tokens.subarray(b * ENGINE_BLOCK, (b + n) * ENGINE_BLOCK),
+            blockSize: ENGINE_BLOCK,
+            lora: null,
+            medium: "GPU",
+          },
+        ],
+      });
+    }
+  }
+  return out;
+}
+
+/** The removals of every block `stored` added, 32 per event. */
+function removalBatches(stored: readonly Batch[]): Batch[] {
+  return stored.map(({ pod, events, blocks }) => {
+    const e = events[0] as Extract<IndexKvEvent, { type: "BlockStored" }>;
+    return { pod, blocks, events: [{ type: "BlockRemoved", blockHashes: e.blockHashes, medium: "GPU" }] };
+  });
+}
+
+/** CPU microseconds (user + system) of `fn`. */
+function cpuMicros(fn: () => void): number {
+  const start = process.cpuUsage();
+  fn();
+  const used = process.cpuUsage(start);
+  return used.user + used.system;
+}
+
+function ingestRow(name: string, blocks: number, events: number, micros: number, index: PreciseIndex) {
+  return {
+    case: name,
+    "block events": blocks,
+    "blocks / CPU-s": Math.round(blocks / (micros / 1e6)),
+    "µs / block": +(micros / blocks).toFixed(2),
+    "µs / event": +(micros / events).toFixed(2),
+    "index MiB": +(index.stats().bytes / 1024 ** 2).toFixed(1),
+  };
+}
+
+function newIndex(blockSizeTokens: number): PreciseIndex {
+  return new PreciseIndex({ blockSizeTokens, maxBytes: BUDGET, speculativeTtlMs: 2000 });
+}
+
+function applyAll(index: PreciseIndex, batches: readonly Batch[]): void {
+  for (const b of batches) index.apply(b.events, b.pod, MODEL, 0);
+}
+
+function ingest(): Record<string, string | number>[] {
+  const rows = [];
+  const prefill = storedBatches(BLOCKS, 32);
+  let index = newIndex(16);
+  rows.push(
+    ingestRow(
+      "prefill: 32 blocks per BlockStored",
+      BLOCKS,
+      prefill.length,
+      cpuMicros(() => applyAll(index, prefill)),
+      index,
+    ),
+  );
+  const removals = removalBatches(prefill);
+  rows.push(
+    ingestRow(
+      "BlockRemoved, 32 blocks per event",
+      BLOCKS,
+      removals.length,
+      cpuMicros(() => applyAll(index, removals)),
+      index,
+    ),
+  );
+  const decode = storedBatches(BLOCKS, 1);
+  index = newIndex(16);
+  rows.push(
+    ingestRow(
+      "decode: 1 block per BlockStored",
+      BLOCKS,
+      decode.length,
+      cpuMicros(() => applyAll(index, decode)),
+      index,
+    ),
+  );
+  index = newIndex(64);
+  rows.push(
+    ingestRow(
+      "engine 16-token blocks → 64-token request blocks",
+      BLOCKS,
+      decode.length,
+      cpuMicros(() => applyAll(index, decode)),
+      index,
+    ),
+  );
+  // The subscriber's path: the publisher's positional msgpack payload, decoded, then applied.
+  const encoder = new Encoder({ useBigInt64: true });
+  const payloads = prefill.map((b) => {
+    const e = b.events[0] as Extract<IndexKvEvent, { type: "BlockStored" }>;
+    const wire = [
+      "BlockStored",
+      e.blockHashes,
+      e.parentBlockHash,
+      Array.from(e.tokenIds),
+      ENGINE_BLOCK,
+      null,
+      "GPU",
+      null,
+      null,
+      null,
+      null,
+    ];
+    return { pod: b.pod, payload: encoder.encode([Date.now() / 1000, [wire], 0]) };
+  });
+  index = newIndex(16);
+  const micros = cpuMicros(() => {
+    for (const { pod, payload } of payloads) index.apply(decodeBatch(payload).events, pod, MODEL, 0);
+  });
+  rows.push(ingestRow("msgpack decode + apply (prefill batches)", BLOCKS, payloads.length, micros, index));
+  return rows;
+}
+
+/** Prompt text of `tokens` estimate-tokenizer tokens, distinct per seed. */
+function promptText(seed: number, tokens: number): string {
+  return Array.from(tokenStream(seed, tokens), (id) => id.toString(36).padStart(4, "_").slice(-4)).join("");
+}
+
+/** Decisions of the precise config's scheduler over `ENDPOINTS` endpoints holding conversations. */
+async function scheduling(): Promise<Record<string, string | number>[]> {
+  const config = loadConfig({ path: new URL("../examples/configs/precise.yaml", import.meta.url).pathname });
+  const producer = config.plugins.get("precise-prefix-cache-producer") as PrecisePrefixCacheProducer;
+  const endpoints = Array.from({ length: ENDPOINTS }, (_, i) => makeEndpoint(`pod-${i}`));
+  const rows = [];
+  for (const promptTokens of smoke ? [1024] : [1024, 32_768, 200_000]) {
+    const conversations = Math.max(1, Math.floor(HELD_TOKENS / promptTokens));
+    const held: { text: string; tokens: Uint32Array }[] = [];
+    for (let e = 0; e < ENDPOINTS; e++)
+      for (let c = 0; c < conversations; c++) {
+        const text = promptText(promptTokens * 1000 + e * conversations + c, promptTokens);
+        const tokens = defaultTokenizer.encode(text);
+        if (c === conversations - 1) held.push({ text, tokens });
+        const blocks = tokens.length / ENGINE_BLOCK;
+        const event: IndexKvEvent = {
+          type: "BlockStored",
+          blockHashes: Array.from(
+            { length: blocks },
+            (_, i) => (BigInt(e * conversations + c) << 24n) + BigInt(i),
+          ),
+          parentBlockHash: null,
+          tokenIds: tokens,
+          blockSize: ENGINE_BLOCK,
+          lora: null,
+          medium: "GPU",
+        };
+        producer.kvEvents([event], endpoints[e]!.metadata.key, MODEL);
+      }
+    const iterations = smoke ? 50 : promptTokens > 100_000 ? 100 : promptTokens > 10_000 ? 300 : 2000;
+    for (const path of ["tokens given", "text, estimate tokenizer"] as const) {
+      let picks = 0;
+      const micros = cpuMicros(() => {
+        for (let i = 0; i < iterations; i++) {
+          const e = i % ENDPOINTS;
+          const ctx =
+            path === "tokens given"
+              ? makeContext({ model: MODEL, promptText: held[e]!.text, tokens: held[e]!.tokens })
+              : makeContext({ model: MODEL, promptText: held[e]!.text });
+          void config.scheduler.prepare(ctx, endpoints);
+          const result = config.scheduler.schedule(ctx, endpoints) as SchedulingResult;
+          config.scheduler.preRequest(ctx, result);
+          if (result.profileResults.get(result.primaryProfileName)?.targetEndpoints[0] === endpoints[e])
+            picks++;
+        }
+      });
+      rows.push({
+        prompt: `${promptTokens} tokens, ${path}`,
+        endpoints: ENDPOINTS,
+        "index entries": producer.cache.index.stats().holders,
+        decisions: iterations,
+        "µs CPU / decision": +(micros / iterations).toFixed(1),
+        "picked the holder": `${((100 * picks) / iterations).toFixed(0)}%`,
+      });
+    }
+  }
+  return rows;
+}
+
+console.log(`Precise index ingest (${BLOCKS} blocks over ${ENDPOINTS} pods, one core)`);
+console.table(ingest());
+console.log(`\nScheduling decision, examples/configs/precise.yaml, ${ENDPOINTS} endpoints`);
+console.table(await scheduling());
+if (!process.argv.includes("--no-tokenize-turn")) {
+  console.log("\nTokenize + schedule a chat turn (benchmarks/tokenize-turn.ts)");
+  const rows = await runTokenizeTurn({
+    historyTokens: smoke ? 20_000 : 200_000,
+    newTokens: 2000,
+    iterations: smoke ? 5 : 100,
+    endpoints: ENDPOINTS,
+  });
+  console.table(tokenizeTurnTable(rows));
+}
