@@ -8,10 +8,7 @@
 import type { Tokenizer as HfTokenizer } from "@huggingface/tokenizers";
 import type { ChatMessageLike } from "../api/prompt.ts";
 import { byteLevelString, byteLevelUnits } from "./byte-level.ts";
-import type { ChatTokenizer } from "./chat.ts";
-
-/** The model's chat template, rendered as `ChatTokenizer.chatSegments` describes. */
-export type ChatTemplate = (messages: readonly ChatMessageLike[]) => string[];
+import type { ChatTemplate, ChatTokenizer } from "./chat.ts";
 
 /** Distinct pieces kept in the word cache before it starts over (≈ 50 MB at most). */
 const WORD_CACHE_ENTRIES = 500_000;

@@ -6,6 +6,9 @@
 import type { ChatMessageLike } from "../api/prompt.ts";
 import type { Tokenizer } from "./tokenizer.ts";
 
+/** A model's chat template, rendered as `ChatTokenizer.chatSegments` describes. */
+export type ChatTemplate = (messages: readonly ChatMessageLike[]) => string[];
+
 /** A tokenizer with its model's prompt conventions. `encode` adds no special tokens. */
 export interface ChatTokenizer extends Tokenizer {
   /**

@@ -3,72 +3,82 @@
  * `ChatTokenizer.chatSegments`) are looked up in a byte-bounded LRU, so on a conversation's next
  * turn only the new messages are tokenized; the earlier ones are byte-identical segments whose ids
  * are exact wherever they occur, because no BPE merge crosses the special tokens that end them.
- * New text beyond a small inline budget is encoded on a worker thread.
+ * With a worker, all new text is tokenized there and the event loop only renders, looks up and
+ * concatenates; the tokenizer itself (tens of MB of heap, which every full GC of the event loop's
+ * thread would walk) is loaded on this thread only when there is no worker.
  */
 import type { ChatMessageLike } from "../api/prompt.ts";
-import { type ChatTokenizer, concatIds } from "./chat.ts";
+import { type ChatTemplate, type ChatTokenizer, concatIds } from "./chat.ts";
+import { CHAT_TEMPLATES, loadTokenizer, type TokenizerName } from "./registry.ts";
 import { SegmentCache } from "./segment-cache.ts";
 import type { WorkerEncoder } from "./worker-encoder.ts";
-
-/** Sizing of an {@link IncrementalEncoder}. */
-export interface IncrementalOptions {
-  /** Byte budget of the segment cache. */
-  cacheBytes: number;
-  /** New text (UTF-16 code units, all missed segments together) encoded on the caller's thread. */
-  inlineUnits: number;
-}
 
 /** Chat prompts to token ids, re-tokenizing only segments not seen recently. */
 export class IncrementalEncoder {
   readonly cache: SegmentCache;
+  private readonly template: ChatTemplate;
   private worker: WorkerEncoder | null = null;
+  private local: ChatTokenizer | null = null;
 
   constructor(
-    readonly tokenizer: ChatTokenizer,
-    private readonly options: IncrementalOptions,
+    readonly tokenizer: TokenizerName,
+    cacheBytes: number,
   ) {
-    this.cache = new SegmentCache(options.cacheBytes);
+    this.cache = new SegmentCache(cacheBytes);
+    this.template = CHAT_TEMPLATES[tokenizer];
   }
 
-  /** Sends new text beyond the inline budget to `worker` (null: everything inline). */
+  /** Tokenizes new text on `worker` from now on (null: on this thread). */
   useWorker(worker: WorkerEncoder | null): void {
     this.worker = worker;
   }
 
   /** The chat prompt's ids; a promise when new text went to the worker. */
   encodeChat(messages: readonly ChatMessageLike[]): Uint32Array | Promise<Uint32Array> {
-    return this.encodeSegments(this.tokenizer.chatSegments(messages));
+    return this.encodeSegments(this.template(messages));
+  }
+
+  /** A completions prompt's ids (not cached: a prompt seldom repeats whole). */
+  encodePrompt(text: string): Uint32Array | Promise<Uint32Array> {
+    if (!this.worker) return this.onThisThread().encodePrompt(text);
+    return this.worker
+      .encode([text], true)
+      .then((ids) => ids[0]!)
+      .catch(() => this.onThisThread().encodePrompt(text));
   }
 
   /** The ids of `segments` concatenated; each missed segment is encoded and cached. */
   encodeSegments(segments: readonly string[]): Uint32Array | Promise<Uint32Array> {
     const parts: Uint32Array[] = [];
     const missed: number[] = [];
-    let missedUnits = 0;
     for (let i = 0; i < segments.length; i++) {
       const ids = this.cache.get(segments[i]!);
       if (ids) parts.push(ids);
       else {
         parts.push(EMPTY);
         missed.push(i);
-        missedUnits += segments[i]!.length;
       }
     }
     if (missed.length === 0) return concatIds(parts);
     const texts = missed.map((i) => segments[i]!);
-    const inline = () => texts.map((text) => this.tokenizer.encode(text));
-    if (this.worker === null || missedUnits <= this.options.inlineUnits) {
-      this.fill(parts, missed, texts, inline());
+    const here = () => texts.map((text) => this.onThisThread().encode(text));
+    if (this.worker === null) {
+      this.fill(parts, missed, texts, here());
       return concatIds(parts);
     }
     // A dead worker costs the event loop, never the request.
     return this.worker
       .encode(texts)
-      .catch(inline)
+      .catch(here)
       .then((ids) => {
         this.fill(parts, missed, texts, ids);
         return concatIds(parts);
       });
+  }
+
+  private onThisThread(): ChatTokenizer {
+    this.local ??= loadTokenizer(this.tokenizer);
+    return this.local;
   }
 
   private fill(parts: Uint32Array[], missed: number[], texts: string[], ids: Uint32Array[]): void {

@@ -2,8 +2,9 @@
  * Tokenizers by name: `char4`, the fast stand-in (4 characters per token), and the bundled real
  * ones. Each is built once per process (a real one takes about a second and a half to load).
  */
-import type { ChatTokenizer } from "./chat.ts";
-import { loadLlama31 } from "./llama3.ts";
+import { renderChat } from "../api/prompt.ts";
+import type { ChatTemplate, ChatTokenizer } from "./chat.ts";
+import { llama3ChatSegments, loadLlama31 } from "./llama3.ts";
 import { CharChunkTokenizer } from "./tokenizer.ts";
 
 /** Names `--tokenizer` and token-producer's `tokenizer` accept. */
@@ -15,6 +16,15 @@ export type TokenizerName = (typeof TOKENIZER_NAMES)[number];
 const LOADERS: Record<TokenizerName, () => ChatTokenizer> = {
   char4: () => new CharChunkTokenizer(),
   "llama3.1": loadLlama31,
+};
+
+/**
+ * Each tokenizer's chat template, usable without loading the tokenizer (a router that tokenizes on
+ * a worker thread renders on the event loop). `char4` renders `renderChat`, one segment.
+ */
+export const CHAT_TEMPLATES: Record<TokenizerName, ChatTemplate> = {
+  char4: (messages) => [renderChat(messages)],
+  "llama3.1": llama3ChatSegments,
 };
 
 const loaded = new Map<TokenizerName, ChatTokenizer>();

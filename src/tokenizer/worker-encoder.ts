@@ -26,14 +26,14 @@ export class WorkerEncoder {
     this.worker.on("exit", (code) => this.fail(new Error(`tokenizer worker exited with code ${code}`)));
   }
 
-  /** Each text's ids, in order; rejects if the worker died. */
-  encode(texts: readonly string[]): Promise<Uint32Array[]> {
+  /** Each text's ids, in order (as completions prompts when `prompt`); rejects if the worker died. */
+  encode(texts: readonly string[], prompt = false): Promise<Uint32Array[]> {
     if (this.failure) return Promise.reject(this.failure);
     const id = this.nextId++;
     if (this.pending.size === 0) this.worker.ref();
     return new Promise((resolve, reject) => {
       this.pending.set(id, { resolve, reject });
-      this.worker.postMessage({ id, texts });
+      this.worker.postMessage({ id, texts, prompt });
     });
   }
 

@@ -56,8 +56,8 @@ test("llama3.1: a chat gets the template's ids, a completion BOS + text; a new t
   assert.deepEqual(Array.from(completion.request.tokens!), [128000, 9906]);
 });
 
-test("started, new text past inlineChars is tokenized on the worker thread with the same ids", async () => {
-  const producer = instantiate<Producer>(definition, { tokenizer: "llama3.1", inlineChars: 16 });
+test("started, new text is tokenized on the worker thread with the same ids", async () => {
+  const producer = instantiate<Producer>(definition, { tokenizer: "llama3.1" });
   await producer.start();
   try {
     const messages = [
@@ -72,6 +72,9 @@ test("started, new text past inlineChars is tokenized on the worker thread with 
     const again = makeContext({ path: CHAT, body: { messages } });
     assert.equal(producer.produce(again, []), undefined, "all cached: synchronous");
     assert.deepEqual(again.request.tokens, ctx.request.tokens);
+    const completion = makeContext({ promptText: "Hello" });
+    await producer.produce(completion, []);
+    assert.deepEqual(Array.from(completion.request.tokens!), [128000, 9906]);
   } finally {
     await producer.close();
   }

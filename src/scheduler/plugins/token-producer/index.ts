@@ -4,17 +4,12 @@
  * characters, what `llmd sim` counts without a profile). A real tokenizer (`tokenizer: llama3.1`,
  * or the `vllm` backend with a `modelName` whose tokenizer is bundled) gives the model server's
  * own ids: a chat through the model's template, incrementally per message (incremental.ts), with
- * new text past `inlineChars` tokenized on a worker thread the live host starts.
+ * new text tokenized on a worker thread once the live host starts the plugin.
  */
 import { z } from "zod";
 import type { ChatMessageLike } from "../../../api/prompt.ts";
 import { IncrementalEncoder } from "../../../tokenizer/incremental.ts";
-import {
-  loadTokenizer,
-  TOKENIZER_NAMES,
-  type TokenizerName,
-  tokenizerForModel,
-} from "../../../tokenizer/registry.ts";
+import { TOKENIZER_NAMES, type TokenizerName, tokenizerForModel } from "../../../tokenizer/registry.ts";
 import type { Tokenizer } from "../../../tokenizer/tokenizer.ts";
 import { WorkerEncoder } from "../../../tokenizer/worker-encoder.ts";
 import type { PluginDefinition } from "../../../plugin/types.ts";
@@ -80,7 +75,6 @@ class ModelTokenProducer implements DataProducer, HostedPlugin {
 
   constructor(
     readonly name: string,
-    private readonly tokenizer: TokenizerName,
     private readonly encoder: IncrementalEncoder,
   ) {}
 
@@ -88,11 +82,9 @@ class ModelTokenProducer implements DataProducer, HostedPlugin {
     const { request } = ctx;
     if (request.tokens) return;
     const messages = request.body.messages;
-    if (!Array.isArray(messages)) {
-      request.tokens = this.encoder.tokenizer.encodePrompt(request.promptText);
-      return;
-    }
-    const ids = this.encoder.encodeChat(messages as ChatMessageLike[]);
+    const ids = Array.isArray(messages)
+      ? this.encoder.encodeChat(messages as ChatMessageLike[])
+      : this.encoder.encodePrompt(request.promptText);
     if (ids instanceof Uint32Array) request.tokens = ids;
     else
       return ids.then((tokens) => {
@@ -101,7 +93,7 @@ class ModelTokenProducer implements DataProducer, HostedPlugin {
   }
 
   async start(): Promise<void> {
-    this.worker = new WorkerEncoder(this.tokenizer);
+    this.worker = new WorkerEncoder(this.encoder.tokenizer);
     this.encoder.useWorker(this.worker);
   }
 
@@ -144,10 +136,6 @@ export const definition: PluginDefinition<TokenProducerParams> = {
   create: (params, env) => {
     const name = tokenizerOf(params);
     if (name === "char4") return new EstimateTokenProducer(env.name, env.tokenizer);
-    const encoder = new IncrementalEncoder(loadTokenizer(name), {
-      cacheBytes: params.cacheBytes,
-      inlineUnits: params.inlineChars,
-    });
-    return new ModelTokenProducer(env.name, name, encoder);
+    return new ModelTokenProducer(env.name, new IncrementalEncoder(name, params.cacheBytes));
   },
 };

@@ -1,0 +1,299 @@
+/**
+ * `npm run bench -- tokenize-turn [--smoke] [--history=200000] [--new=2000] [--iterations=200]`:
+ * what a real tokenizer adds to a chat turn in the router. A conversation of `--history` Llama-3.1
+ * tokens that the router has already seen gets a new turn adding `--new` tokens (an assistant
+ * reply and a user message); the real scheduler runs with the default config
+ * (examples/configs/default.yaml) plus `token-producer {tokenizer: llama3.1}`, started as the live
+ * router starts it (worker thread on). Timed per turn, from the parsed body to the decision's
+ * pre-request hooks: the added latency (p50 / p99), and the longest the event loop was blocked
+ * (the longest synchronous section of the decision: worker time does not count). For comparison: the same config without the token-producer (the estimate, nothing
+ * tokenized) and an unseen conversation of the same size tokenized from scratch.
+ * `runTokenizeTurn` is exported for other benchmarks (kv-events). Each body is JSON-parsed fresh,
+ * as the gateway does, so no string is shared with an earlier turn.
+ * With `NODE_OPTIONS=--expose-gc` a GC runs between turns (untimed).
+ */
+import { readdirSync, readFileSync } from "node:fs";
+import { loadavg } from "node:os";
+import { renderChat } from "../src/api/prompt.ts";
+import { loadConfig } from "../src/config/index.ts";
+import type { Endpoint } from "../src/endpoints/endpoint.ts";
+import { isHostedPlugin } from "../src/scheduler/framework/hosted.ts";
+import type { Scheduler } from "../src/scheduler/framework/scheduler.ts";
+import { makeContext, makeEndpoint } from "../src/scheduler/framework/testing.ts";
+import type { DataProducer, RequestScheduler, SchedulingResult } from "../src/scheduler/framework/types.ts";
+
+const DEFAULT_CONFIG = new URL("../examples/configs/default.yaml", import.meta.url);
+const CHAT = "/v1/chat/completions";
+const MODEL = "meta-llama/Llama-3.1-8B-Instruct";
+const collect = (globalThis as { gc?: () => void }).gc;
+
+/** What one run measures. */
+export interface TokenizeTurnOptions {
+  /** Tokens of the conversation the router has seen. */
+  historyTokens: number;
+  /** Tokens the new turn adds. */
+  newTokens: number;
+  /** Turns timed per case (the from-scratch case runs a tenth of them, at least 3). */
+  iterations: number;
+  endpoints: number;
+}
+
+/**
+ * Milliseconds of one case: added latency and the longest event-loop block. On a busy machine
+ * the minimum is the closest reading of the work itself; p50 and p99 include the machine's noise.
+ */
+export interface TokenizeTurnRow {
+  case: string;
+  turns: number;
+  promptTokens: number;
+  addedMs: Spread;
+  /** The turn's time on the event loop (the rest was on the worker thread). */
+  onLoopMs: Spread;
+  blockMs: Spread;
+}
+
+type Message = { role: string; content: string };
+type Spread = { min: number; p50: number; p99: number; max: number };
+
+/** Prose and code to talk about: the project's docs and sources, read once. */
+function material(): string {
+  const read = (dir: string, ext: string) => {
+    const url = new URL(dir, import.meta.url);
+    return readdirSync(url, { recursive: true })
+      .map(String)
+      .filter((f) => f.endsWith(ext))
+      .sort()
+      .map((f) => readFileSync(new URL(f, url), "utf8"));
+  };
+  return [...read("../docs/", ".md"), ...read("../src/", ".ts")].join("\n");
+}
+
+/** Characters per Llama-3.1 token on this material (measured: 200K tokens ≈ 720K characters). */
+const CHARS_PER_TOKEN = 3.6;
+
+/**
+ * Messages alternating user/assistant, cut from `text` at `from`, of about `tokens` tokens. Sized
+ * by characters, so this process never loads the tokenizer: its heap would slow every GC here.
+ */
+function conversation(text: string, from: number, tokens: number, label: string): Message[] {
+  const messages: Message[] = [{ role: "system", content: `You are a coding agent (${label}).` }];
+  const chunk = 8000;
+  for (let at = from, held = 0; held < tokens * CHARS_PER_TOKEN; at += chunk, held += chunk) {
+    const start = at % (text.length - chunk);
+    const role = messages.length % 2 === 1 ? "user" : "assistant";
+    messages.push({ role, content: `[${label} ${messages.length}] ${text.slice(start, start + chunk)}` });
+  }
+  return messages;
+}
+
+/** The new turn: an assistant reply and a user question of about `tokens` tokens together. */
+function turn(text: string, from: number, tokens: number, label: string): Message[] {
+  const chars = (tokens * CHARS_PER_TOKEN) / 2;
+  const start = from % (text.length - 2 * chars);
+  return [
+    { role: "assistant", content: `[${label} reply] ${text.slice(start, start + chars)}` },
+    { role: "user", content: `[${label} ask] ${text.slice(start + chars, start + 2 * chars)}` },
+  ];
+}
+
+/**
+ * Times the synchronous sections of one decision: from the start until `prepare` returns (a
+ * producer handed work to a thread), and from that work's completion to the end. Producers that
+ * return a promise are wrapped so the second section's start is the moment their work resolved.
+ */
+class Sections {
+  private resumed = 0;
+  /** The longest section of the running turn. */
+  longest = 0;
+  /** All its sections together: the turn's time on the event loop. */
+  onLoop = 0;
+
+  /** Wraps the asynchronous producers of `scheduler` (once). */
+  watch(scheduler: Scheduler): void {
+    for (const producer of scheduler.parts.producers as DataProducer[]) {
+      const produce = producer.produce.bind(producer);
+      producer.produce = (ctx, endpoints) => {
+        const pending = produce(ctx, endpoints);
+        if (!pending) return pending;
+        this.close();
+        return pending.then(() => {
+          this.resumed = performance.now();
+        });
+      };
+    }
+  }
+
+  open(): void {
+    this.longest = 0;
+    this.onLoop = 0;
+    this.resumed = performance.now();
+  }
+
+  /** Ends the running section. */
+  close(): void {
+    const section = performance.now() - this.resumed;
+    this.longest = Math.max(this.longest, section);
+    this.onLoop += section;
+  }
+}
+
+function summary(values: number[]): Spread {
+  const sorted = [...values].sort((a, b) => a - b);
+  const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
+  return { min: sorted[0]!, p50: at(0.5), p99: at(0.99), max: sorted[sorted.length - 1]! };
+}
+
+/** A scheduler over the default config, with `extra` plugins appended; hosted plugins started. */
+async function scheduler(
+  extra: string,
+  sections: Sections,
+): Promise<{ scheduler: RequestScheduler; close(): Promise<void> }> {
+  const text = readFileSync(DEFAULT_CONFIG, "utf8").replace("plugins:\n", `plugins:\n${extra}`);
+  const config = loadConfig(text);
+  const hosted = [...config.plugins.values()].filter(isHostedPlugin);
+  for (const plugin of hosted) await plugin.start();
+  sections.watch(config.scheduler);
+  return {
+    scheduler: config.scheduler,
+    close: async () => {
+      for (const plugin of hosted) await plugin.close();
+    },
+  };
+}
+
+/** One scheduling decision for `messages` parsed from JSON; its added latency and longest block. */
+async function decide(
+  scheduler: RequestScheduler,
+  sections: Sections,
+  endpoints: readonly Endpoint[],
+  body: string,
+): Promise<{ ms: number; blockMs: number; onLoopMs: number; promptTokens: number }> {
+  if (collect) {
+    collect();
+    await new Promise((resolve) => setTimeout(resolve, 2));
+  }
+  const parsed = JSON.parse(body) as { messages: Message[] };
+  sections.open();
+  const t0 = performance.now();
+  const ctx = makeContext({
+    model: MODEL,
+    path: CHAT,
+    body: parsed,
+    promptText: renderChat(parsed.messages),
+  });
+  await scheduler.prepare(ctx, endpoints);
+  const result = scheduler.schedule(ctx, endpoints) as SchedulingResult;
+  scheduler.preRequest(ctx, result);
+  const ms = performance.now() - t0;
+  sections.close();
+  const blockMs = sections.longest;
+  const picked = result.profileResults.get(result.primaryProfileName)!.targetEndpoints[0]!;
+  scheduler.complete(ctx, picked, "natural", undefined);
+  return { ms, blockMs, onLoopMs: sections.onLoop, promptTokens: ctx.request.tokens?.length ?? 0 };
+}
+
+async function timeCase(
+  name: string,
+  extra: string,
+  bodies: (i: number) => string,
+  warm: readonly string[],
+  turns: number,
+  endpoints: readonly Endpoint[],
+): Promise<TokenizeTurnRow> {
+  const sections = new Sections();
+  const run = await scheduler(extra, sections);
+  try {
+    for (const body of warm) await decide(run.scheduler, sections, endpoints, body);
+    const ms: number[] = [];
+    const blocks: number[] = [];
+    const onLoop: number[] = [];
+    let promptTokens = 0;
+    for (let i = 0; i < turns; i++) {
+      const one = await decide(run.scheduler, sections, endpoints, bodies(i));
+      ms.push(one.ms);
+      blocks.push(one.blockMs);
+      onLoop.push(one.onLoopMs);
+      promptTokens = one.promptTokens;
+    }
+    return {
+      case: name,
+      turns,
+      promptTokens,
+      addedMs: summary(ms),
+      onLoopMs: summary(onLoop),
+      blockMs: summary(blocks),
+    };
+  } finally {
+    await run.close();
+  }
+}
+
+/** Times the three cases (see the module comment). */
+export async function runTokenizeTurn(options: TokenizeTurnOptions): Promise<TokenizeTurnRow[]> {
+  const text = material();
+  const endpoints = Array.from({ length: options.endpoints }, (_, i) => makeEndpoint(`pod-${i}`));
+  const history = conversation(text, 0, options.historyTokens - options.newTokens, "seen");
+  const withTurn = (i: number) =>
+    JSON.stringify({
+      messages: [...history, ...turn(text, 50_000 + i * 9_973, options.newTokens, `turn ${i}`)],
+    });
+  const real = "- type: token-producer\n  parameters: {tokenizer: llama3.1}\n";
+  // The router saw the conversation (and one warm-up turn) before the timed turns.
+  const warm = [JSON.stringify({ messages: history }), withTurn(-1)];
+  const scratch = Math.max(3, Math.ceil(options.iterations / 10));
+  const unseen = (i: number) =>
+    JSON.stringify({
+      messages: conversation(text, 1_000_003 * (i + 1), options.historyTokens, `unseen ${i}`),
+    });
+  const unseenBodies = Array.from({ length: scratch }, (_, i) => unseen(i));
+  return [
+    await timeCase("estimate (char4, nothing tokenized)", "", withTurn, warm, options.iterations, endpoints),
+    await timeCase(
+      "llama3.1, seen conversation + new turn",
+      real,
+      withTurn,
+      warm,
+      options.iterations,
+      endpoints,
+    ),
+    await timeCase(
+      "llama3.1, unseen conversation (from scratch)",
+      real,
+      (i) => unseenBodies[i]!,
+      warm,
+      scratch,
+      endpoints,
+    ),
+  ];
+}
+
+/** The rows as a printable table. */
+export function tokenizeTurnTable(rows: readonly TokenizeTurnRow[]): Record<string, string | number>[] {
+  const f = (s: Spread) => [s.min, s.p50, s.p99, s.max].map((v) => v.toFixed(2)).join(" / ");
+  return rows.map((r) => ({
+    case: r.case,
+    turns: r.turns,
+    "prompt tokens": r.promptTokens,
+    "added ms min / p50 / p99 / max": f(r.addedMs),
+    "on the event loop ms": f(r.onLoopMs),
+    "longest block ms": f(r.blockMs),
+  }));
+}
+
+if (process.argv[1]?.endsWith("tokenize-turn.ts")) {
+  const arg = (name: string, fallback: number) =>
+    Number(process.argv.find((a) => a.startsWith(`--${name}=`))?.split("=")[1] ?? fallback);
+  const smoke = process.argv.includes("--smoke");
+  const options: TokenizeTurnOptions = {
+    historyTokens: arg("history", smoke ? 20_000 : 200_000),
+    newTokens: arg("new", 2000),
+    iterations: arg("iterations", smoke ? 10 : 200),
+    endpoints: 16,
+  };
+  console.log(
+    `a ${options.historyTokens}-token chat turn adding ${options.newTokens} tokens, default config over ` +
+      `${options.endpoints} endpoints (node ${process.version}, gc between turns: ${collect ? "yes" : "no"}, ` +
+      `load average ${loadavg()[0]!.toFixed(1)})`,
+  );
+  console.table(tokenizeTurnTable(await runTokenizeTurn(options)));
+}
