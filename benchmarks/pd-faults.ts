@@ -77,9 +77,10 @@ table("P/D", [
   ["prefill legs sent again (their replica died)", pd.prefillRetries],
   ["local-prefill fallbacks", pd.fallbacks],
   ["decode died before its leg", pd.decodeLost],
+  ["requests placed again (replica died before their first token)", result.retriedRequests],
   ["held KV freed by the abort timeout", pd.holdsExpired],
   ["replica deaths", result.deaths],
-  ["streams cut by a death", result.killedRequests],
+  ["streams cut by a death (after their first token)", result.killedRequests],
   ["GPU blocks in use at the end", result.blocksInUseAtEnd],
   ["wall s", (result.wallMs / 1000).toFixed(1)],
 ]);

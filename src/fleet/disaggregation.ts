@@ -12,9 +12,9 @@
  *   replica (as the router-run legs place a failed prefill again; no silent local prefill); after
  *   it (KV held, transfer pending): the pull finds a new engine (stale metadata) and the decode
  *   recomputes locally, as vLLM does when a load fails;
- * - the decode replica dies before its decode leg started: the request fails with
- *   `replica_died`; a prefill leg still running is aborted, KV already held is freed by the abort
- *   timeout (`abortTimeoutMs`, VLLM_NIXL_ABORT_REQUEST_TIMEOUT).
+ * - the decode replica dies before its decode leg started: the request is placed again (the host's
+ *   retry, as for any request that had not answered); a prefill leg still running is aborted, KV
+ *   already held is freed by the abort timeout (`abortTimeoutMs`, VLLM_NIXL_ABORT_REQUEST_TIMEOUT).
  */
 import {
   type EngineRequest,
@@ -58,7 +58,7 @@ export interface PdStats {
   fallbacks: number;
   /** Held KV the abort timeout freed (its decode died). */
   holdsExpired: number;
-  /** Requests whose decode replica died before their decode leg began. */
+  /** Requests whose decode replica died before their decode leg began (the host places them again). */
   decodeLost: number;
 }
 
@@ -109,6 +109,8 @@ export class PdCoordinator {
     decodeLost: 0,
   };
   private readonly legs = new Map<string, PdRequest>();
+  /** Prefill legs sent so far: each gets its own engine id. */
+  private sent = 0;
   /** Requests whose prefill's cached tokens replace the decode's in the record. */
   private readonly cachedOf = new Map<string, number>();
 
@@ -134,7 +136,7 @@ export class PdCoordinator {
   }
 
   private sendPrefill(id: string, request: EngineRequest, prefill: Replica, decode: Replica): void {
-    const legId = LEG_PREFIX + id;
+    const legId = `${LEG_PREFIX}${this.sent++}:${id}`;
     const pd: PdRequest = {
       id,
       legId,
@@ -215,7 +217,7 @@ export class PdCoordinator {
     this.host.startDecode(pd.id, pd.decode, { ...pd.request, remoteKvTokens });
   }
 
-  /** The decode replica died before the decode leg began: the request fails, the KV is let go. */
+  /** The decode replica died before the decode leg began: the host retries or fails the request; the KV is let go. */
   private decodeDied(pd: PdRequest): void {
     this.stats.decodeLost++;
     this.host.fail(pd.id, "replica_died");

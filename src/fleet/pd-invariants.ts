@@ -1,8 +1,9 @@
 /**
  * What a fleet run with P/D faults must show (the fault benchmark and its test check the same):
- * every request has exactly one outcome, the only failures are streams cut by their replica's
- * death, every P/D request ended one way (transfer, local fallback, or its decode died) and no
- * GPU block is still referenced once the run is over.
+ * every request has exactly one outcome, the only failures are streams their replica's death cut
+ * after the first token (earlier, the request is placed again), every P/D attempt ended one way
+ * (transfer, local fallback, or its decode died) and no GPU block is still referenced once the run
+ * is over.
  */
 import type { FleetResult } from "./simulator.ts";
 

@@ -210,6 +210,22 @@ export class RequestFlow {
     this.finish(live, "error", `failed-${reason}`);
   }
 
+  /**
+   * A placed request lost its endpoint before its first token (the replica died): it goes back to
+   * waiting for another placement, as the gateway retries a request whose upstream failed before
+   * answering. False (nothing changes) once a token was sent: that stream is cut.
+   */
+  requeue(id: string): boolean {
+    const live = this.lives.get(id);
+    if (!live || !Number.isNaN(live.record.firstTokenMs)) return false;
+    this.lives.delete(id);
+    this.lifecycleOf(live).complete(live.placement!, "error", undefined);
+    live.placement = undefined;
+    live.record.endpoint = -1;
+    this.waiting.set(id, live);
+    return true;
+  }
+
   /** Flow control evicted a running request (the host aborted it in its engine). */
   evict(id: string): void {
     const live = this.lives.get(id);

@@ -102,9 +102,13 @@ export interface FleetResult {
   steps: number;
   /** What the P/D requests did (with `pd`). */
   pd: PdStats | undefined;
-  /** Replica deaths injected, and the requests they failed (`failed-replica_died`: streams cut). */
+  /**
+   * Replica deaths injected; the requests they cut after their first token (`failed-replica_died`)
+   * and those placed again because they had not answered yet.
+   */
   deaths: number;
   killedRequests: number;
+  retriedRequests: number;
   /** GPU blocks still referenced in any engine at the end (held for a transfer or by a request). */
   blocksInUseAtEnd: number;
   /** KV events delivered to the router, when it consumes them; staleness percentiles in ms. */
@@ -134,6 +138,7 @@ class FleetSimulator {
   private readonly pd: PdCoordinator | undefined;
   private deaths = 0;
   private killedRequests = 0;
+  private retriedRequests = 0;
   private readonly endpoints: Endpoint[] = [];
   private readonly timeline: LoadTimeline;
   private readonly flow: RequestFlow;
@@ -210,6 +215,7 @@ class FleetSimulator {
       pd: this.pd?.stats,
       deaths: this.deaths,
       killedRequests: this.killedRequests,
+      retriedRequests: this.retriedRequests,
       blocksInUseAtEnd: this.replicas.reduce((sum, r) => sum + r.engine.stats().usedBlocks, 0),
       ...(this.kvFeed ? { kvEvents: this.kvFeedReport(this.kvFeed) } : {}),
     };
@@ -395,10 +401,24 @@ class FleetSimulator {
   /** Ends a running request with `failed-<reason>`; admission learns it completed. */
   private failRunning(id: string, reason: string): void {
     if (this.flow.endpointOf(id) < 0) return;
+    if (reason === REPLICA_DIED && this.retry(id)) return;
     if (reason === REPLICA_DIED) this.killedRequests++;
     this.flow.fail(id, reason);
     this.followUps(id);
     void this.apply(this.completed(id, undefined));
+  }
+
+  /**
+   * Places again a request whose replica died before its first token, as the gateway retries an
+   * upstream that failed before answering (not under flow control, whose queue would count it
+   * twice); true when it did.
+   */
+  private retry(id: string): boolean {
+    if (this.hostOf(id) || !this.flow.requeue(id)) return false;
+    this.retriedRequests++;
+    const exit: FlowExit = { item: this.flow.flowItem(id), outcome: "dispatched", queuedMs: 0 };
+    void this.apply({ ...IDLE, dispatched: [exit] });
+    return true;
   }
 
   /** A replica drawn at random dies and restarts with a fresh engine. */

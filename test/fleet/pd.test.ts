@@ -65,10 +65,10 @@ describe("xPyD fleet", () => {
         "fleet.kvTransfer.abortTimeoutS=2",
       ]),
     );
-    const { pd, deaths, killedRequests } = run.result;
+    const { pd, deaths, killedRequests, retriedRequests } = run.result;
     assert.deepEqual(pdInvariantViolations(run.result), []);
     assert.ok(deaths >= 5, `${deaths} deaths`);
-    assert.ok(killedRequests > 0);
+    assert.ok(killedRequests > 0 && retriedRequests > 0);
     assert.ok(pd!.transferFailures > 0 && pd!.transfers > 0);
   });
 
