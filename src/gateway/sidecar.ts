@@ -42,9 +42,8 @@ export interface SidecarOptions {
   /** First listening port (0 = any free port, only with one rank). */
   port: number;
   host?: string;
-  /** The local model server's first port (llm-d's `--model-server-port`, default 8200). */
+  /** The local model server's first port on 127.0.0.1 (llm-d's `--model-server-port`, default 8200). */
   modelServerPort: number;
-  modelServerHost?: string;
   /** Ranks (default 1): rank i listens on `port + i` and proxies to `modelServerPort + i`. */
   dataParallelSize?: number;
   retry: PrefillRetry;
@@ -52,8 +51,6 @@ export interface SidecarOptions {
   prefillerSampling?: boolean;
   /** Absent: any prefill target is accepted (llm-d's default). */
   allowList?: PrefillAllowList;
-  maxBodyBytes?: number;
-  random?: () => number;
 }
 
 /** A running sidecar. */
@@ -115,7 +112,7 @@ export async function startSidecar(options: SidecarOptions): Promise<Sidecar> {
   const urls: string[] = [];
   try {
     for (let rank = 0; rank < (options.dataParallelSize ?? 1); rank++) {
-      const origin = `http://${options.modelServerHost ?? "127.0.0.1"}:${options.modelServerPort + rank}`;
+      const origin = `http://127.0.0.1:${options.modelServerPort + rank}`;
       const server = rankServer(deps, { origin, local: deps.upstreams.forOrigin(origin) });
       servers.push(server);
       const port = await listen(server, options.port === 0 ? 0 : options.port + rank, host);
@@ -182,8 +179,8 @@ async function route(deps: SidecarDeps, rank: Rank, req: IncomingMessage, res: S
   // The body counts against the held-bodies budget until its request is answered.
   const lease = deps.bodies.lease();
   try {
-    const limitBytes = deps.options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
-    const raw = await readBody(req, { limitBytes, timeoutMs: DEFAULT_BODY_TIMEOUT_MS, lease });
+    const limits = { limitBytes: DEFAULT_MAX_BODY_BYTES, timeoutMs: DEFAULT_BODY_TIMEOUT_MS, lease };
+    const raw = await readBody(req, limits);
     if (raw instanceof LlmdError)
       return sendError(res, raw, closesConnection(raw) ? { connection: "close" } : {});
     const prefiller = req.headers[PREFILLER_HEADER];
@@ -205,11 +202,7 @@ async function twoLegs(
   res: ServerResponse,
 ): Promise<void> {
   const { options } = deps;
-  const target = choosePrefiller(
-    prefillerHeader,
-    options.prefillerSampling === true,
-    options.random ?? Math.random,
-  );
+  const target = choosePrefiller(prefillerHeader, options.prefillerSampling === true, Math.random);
   if (target instanceof LlmdError) return sendError(res, target);
   if (options.allowList && !options.allowList.allows(target))
     return sendError(
