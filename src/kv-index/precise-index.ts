@@ -18,6 +18,7 @@
  * knows no sockets or clocks: the router's subscriber and the fleet simulator both call `apply`.
  */
 import { hashPrefixBlocks, prefixSeed } from "./block-hasher.ts";
+import { KeyTable } from "./key-table.ts";
 import { foldKey, type Key64, RequestKeyHasher } from "./request-keys.ts";
 
 /** A KV event as the index applies it: the engine's `KvEvent` and decoded wire events both fit. */
@@ -95,6 +96,7 @@ const REF_BYTES = 8;
 const TOKEN_BYTES = 4;
 const MAX_TIERS = 16;
 const EMPTY_TAIL = new Uint32Array(0);
+const EMPTY_LIST: Holder[] = [];
 /** Request keys remembered by their prefix's fast chained hash (cleared when full). */
 const MEMO_LIMIT = 1 << 19;
 
@@ -102,6 +104,8 @@ interface PodState {
   readonly key: string;
   readonly engine: Map<number, EngineBlock>;
   readonly holders: Set<Holder>;
+  /** This pod's position in the `match` call under way, else −1. */
+  column: number;
 }
 
 /** One pod holding one request key. */
@@ -145,12 +149,19 @@ function engineKey(hash: bigint): number {
 /** See the module comment. */
 export class PreciseIndex {
   readonly hasher: RequestKeyHasher;
-  private readonly keyHolders = new Map<number, Holder[]>();
-  private readonly memo = new Map<number, Key64>();
+  /** Request key → its list in `holderLists` (typed open addressing: no boxed 53-bit keys). */
+  private readonly keyHolders = new KeyTable();
+  private readonly holderLists: Holder[][] = [];
+  private readonly freeLists: number[] = [];
+  /** Fast prefix hash → slot of its request key in `memoHi`/`memoLo`. */
+  private memo = new KeyTable();
+  private readonly memoHi = new Uint32Array(MEMO_LIMIT);
+  private readonly memoLo = new Uint32Array(MEMO_LIMIT);
+  private memoCount = 0;
+  private readonly tierMaskWeight = new Float64Array(1 << MAX_TIERS).fill(-1);
   private readonly pods = new Map<string, PodState>();
   private readonly tierIndex = new Map<string, number>();
   private readonly tierWeights: number[] = [];
-  private readonly maskWeight = new Map<number, number>();
   /** Speculative insertions in expiry order (one TTL for all), with their expiry times. */
   private readonly specHolders: Holder[] = [];
   private readonly specUntils: number[] = [];
@@ -194,18 +205,31 @@ export class PreciseIndex {
     const ids = tokens instanceof Uint32Array ? tokens : Uint32Array.from(tokens);
     const prefixes = hashPrefixBlocks(ids, size, n, prefixSeed(model));
     const out = new Float64Array(n);
-    let chain = this.hasher.root(model);
+    const root = this.hasher.root(model);
+    const chain: Key64 = { hi: root.hi, lo: root.lo };
     for (let i = 0; i < n; i++) {
-      let key = this.memo.get(prefixes[i]!);
-      if (!key) {
-        key = this.hasher.next(chain, ids, i * size, { hi: 0, lo: 0 });
-        if (this.memo.size >= MEMO_LIMIT) this.memo.clear();
-        this.memo.set(prefixes[i]!, key);
+      const slot = this.memo.get(prefixes[i]!);
+      if (slot >= 0) {
+        chain.hi = this.memoHi[slot]!;
+        chain.lo = this.memoLo[slot]!;
+      } else {
+        this.hasher.next(chain, ids, i * size, chain);
+        this.remember(prefixes[i]!, chain);
       }
-      out[i] = foldKey(key.hi, key.lo);
-      chain = key;
+      out[i] = foldKey(chain.hi, chain.lo);
     }
     return out;
+  }
+
+  private remember(prefix: number, key: Key64): void {
+    if (this.memoCount === MEMO_LIMIT) {
+      this.memo = new KeyTable();
+      this.memoCount = 0;
+    }
+    const slot = this.memoCount++;
+    this.memoHi[slot] = key.hi;
+    this.memoLo[slot] = key.lo;
+    this.memo.set(prefix, slot);
   }
 
   /** Applies one batch of `podKey`'s events, in order; `model` is the engine's served model. */
@@ -252,28 +276,36 @@ export class PreciseIndex {
   match(keys: Float64Array, podKeys: readonly string[], nowMs: number): PreciseMatch {
     const blocks = new Int32Array(podKeys.length);
     const weighted = new Float64Array(podKeys.length);
-    const column = new Map<PodState, number>();
+    const columns: PodState[] = [];
     for (let c = 0; c < podKeys.length; c++) {
       const pod = this.pods.get(podKeys[c]!);
-      if (pod) column.set(pod, c);
+      if (pod && pod.column < 0) {
+        pod.column = c;
+        columns.push(pod);
+      }
     }
-    if (column.size === 0) return { blocks, weighted };
+    if (columns.length > 0) this.walk(keys, nowMs, blocks, weighted);
+    for (const pod of columns) pod.column = -1;
+    return { blocks, weighted };
+  }
+
+  /** The contiguous runs from block 0 of the pods whose `column` is set. */
+  private walk(keys: Float64Array, nowMs: number, blocks: Int32Array, weighted: Float64Array): void {
     for (let i = 0; i < keys.length; i++) {
-      const holders = this.keyHolders.get(keys[i]!);
-      if (!holders) break;
+      const list = this.keyHolders.get(keys[i]!);
+      if (list < 0) return;
       let advanced = false;
-      for (const holder of holders) {
-        const c = column.get(holder.pod);
-        if (c === undefined || blocks[c] !== i) continue;
+      for (const holder of this.holderLists[list]!) {
+        const c = holder.pod.column;
+        if (c < 0 || blocks[c] !== i) continue;
         const weight = this.weightOf(holder, nowMs);
         if (weight < 0) continue;
         blocks[c] = i + 1;
         weighted[c]! += weight;
         advanced = true;
       }
-      if (!advanced) break;
+      if (!advanced) return;
     }
-    return { blocks, weighted };
   }
 
   private stored(event: Extract<IndexKvEvent, { type: "BlockStored" }>, pod: PodState, model: string): void {
@@ -428,13 +460,14 @@ export class PreciseIndex {
   }
 
   private weightOf(holder: Holder, nowMs: number): number {
-    if (holder.tiers === 0) return holder.specUntil > nowMs ? this.tierWeights[0]! : -1;
-    let weight = this.maskWeight.get(holder.tiers);
-    if (weight === undefined) {
+    const mask = holder.tiers;
+    if (mask === 0) return holder.specUntil > nowMs ? this.tierWeights[0]! : -1;
+    let weight = this.tierMaskWeight[mask]!;
+    if (weight < 0) {
       weight = 0;
       for (let t = 0; t < this.tierWeights.length; t++)
-        if (holder.tiers & (1 << t)) weight = Math.max(weight, this.tierWeights[t]!);
-      this.maskWeight.set(holder.tiers, weight);
+        if (mask & (1 << t)) weight = Math.max(weight, this.tierWeights[t]!);
+      this.tierMaskWeight[mask] = weight;
     }
     return weight;
   }
@@ -455,26 +488,28 @@ export class PreciseIndex {
     const index = this.tierWeights.length;
     this.tierIndex.set(name.toLowerCase(), index);
     this.tierWeights.push(weight);
-    this.maskWeight.clear();
+    this.tierMaskWeight.fill(-1);
     return index;
   }
 
   private podFor(podKey: string): PodState {
     let pod = this.pods.get(podKey);
     if (!pod) {
-      pod = { key: podKey, engine: new Map(), holders: new Set() };
+      pod = { key: podKey, engine: new Map(), holders: new Set(), column: -1 };
       this.pods.set(podKey, pod);
     }
     return pod;
   }
 
   private holderFor(key: number, pod: PodState): Holder {
-    let holders = this.keyHolders.get(key);
-    if (!holders) {
-      holders = [];
-      this.keyHolders.set(key, holders);
+    let list = this.keyHolders.get(key);
+    if (list < 0) {
+      list = this.freeLists.pop() ?? this.holderLists.length;
+      this.holderLists[list] = [];
+      this.keyHolders.set(key, list);
       this.counters.bytes += KEY_BYTES;
     }
+    const holders = this.holderLists[list]!;
     for (const holder of holders) if (holder.pod === pod) return holder;
     const holder: Holder = { key, pod, tiers: 0, specUntil: 0, alive: true };
     holders.push(holder);
@@ -490,12 +525,15 @@ export class PreciseIndex {
     holder.pod.holders.delete(holder);
     this.holderCount--;
     this.counters.bytes -= HOLDER_BYTES;
-    const holders = this.keyHolders.get(holder.key)!;
+    const list = this.keyHolders.get(holder.key);
+    const holders = this.holderLists[list]!;
     const at = holders.indexOf(holder);
     holders[at] = holders[holders.length - 1]!;
     holders.pop();
     if (holders.length === 0) {
       this.keyHolders.delete(holder.key);
+      this.holderLists[list] = EMPTY_LIST;
+      this.freeLists.push(list);
       this.counters.bytes -= KEY_BYTES;
     }
   }
