@@ -47,33 +47,49 @@ export class IncrementalEncoder {
       .catch(() => this.onThisThread().encodePrompt(text));
   }
 
+  /** The chat prompt's ids, tokenized on this thread whatever the worker (the simulator's path). */
+  encodeChatHere(messages: readonly ChatMessageLike[]): Uint32Array {
+    const { parts, missed, texts } = this.lookup(this.template(messages));
+    if (texts.length > 0) this.fill(parts, missed, texts, this.encodeHere(texts));
+    return concatIds(parts);
+  }
+
   /** The ids of `segments` concatenated; each missed segment is encoded and cached. */
   encodeSegments(segments: readonly string[]): Uint32Array | Promise<Uint32Array> {
-    const parts: Uint32Array[] = [];
-    const missed: number[] = [];
-    for (let i = 0; i < segments.length; i++) {
-      const ids = this.cache.get(segments[i]!);
-      if (ids) parts.push(ids);
-      else {
-        parts.push(EMPTY);
-        missed.push(i);
-      }
-    }
-    if (missed.length === 0) return concatIds(parts);
-    const texts = missed.map((i) => segments[i]!);
-    const here = () => texts.map((text) => this.onThisThread().encode(text));
+    const { parts, missed, texts } = this.lookup(segments);
+    if (texts.length === 0) return concatIds(parts);
     if (this.worker === null) {
-      this.fill(parts, missed, texts, here());
+      this.fill(parts, missed, texts, this.encodeHere(texts));
       return concatIds(parts);
     }
     // A dead worker costs the event loop, never the request.
     return this.worker
       .encode(texts)
-      .catch(here)
+      .catch(() => this.encodeHere(texts))
       .then((ids) => {
         this.fill(parts, missed, texts, ids);
         return concatIds(parts);
       });
+  }
+
+  /** The cached ids of `segments` (empty where missed), the missed indices and their texts. */
+  private lookup(segments: readonly string[]): { parts: Uint32Array[]; missed: number[]; texts: string[] } {
+    const parts: Uint32Array[] = [];
+    const missed: number[] = [];
+    const texts: string[] = [];
+    for (let i = 0; i < segments.length; i++) {
+      const ids = this.cache.get(segments[i]!);
+      parts.push(ids ?? EMPTY);
+      if (!ids) {
+        missed.push(i);
+        texts.push(segments[i]!);
+      }
+    }
+    return { parts, missed, texts };
+  }
+
+  private encodeHere(texts: readonly string[]): Uint32Array[] {
+    return texts.map((text) => this.onThisThread().encode(text));
   }
 
   private onThisThread(): ChatTokenizer {
