@@ -16,7 +16,8 @@ import { runScenario } from "../../src/fleet/run-scenario.ts";
 import { readPrefixMatch } from "../../src/kv-index/index.ts";
 import { attributeKey, PREFIX_CACHE_MATCH_INFO } from "../../src/scheduler/framework/data-keys.ts";
 import { isKvEventConsumer } from "../../src/scheduler/framework/hosted.ts";
-import type { DataProducer, SchedulingContext } from "../../src/scheduler/framework/types.ts";
+import type { DataProducer, PreRequest, SchedulingContext } from "../../src/scheduler/framework/types.ts";
+import { resultFor } from "../../src/scheduler/plugins/testing.ts";
 import { parseScenario } from "../../src/workload/scenario.ts";
 
 const configs = join(import.meta.dirname, "../../examples/configs");
@@ -59,7 +60,7 @@ describe("precise prefix routing in the fleet simulator", () => {
     assert.ok((kv.removedBlocks.GPU ?? 0) > 0);
   });
 
-  it("the index learns a prompt only when its step's events arrive, delayMs after the step ends", () => {
+  it("the index learns a prompt when its step's events arrive, delayMs after the step ends, or speculatively", () => {
     const clock = new ManualClock();
     clock.set(1000);
     const router = loadConfig(preciseYaml, { clock, allowExperimentalPlugins: true });
@@ -70,11 +71,13 @@ describe("precise prefix routing in the fleet simulator", () => {
     const feed = new KvEventFeed(consumers, 25, "llama3-8b");
     feed.attach(replica);
     const tokens = Uint32Array.from({ length: 1024 }, (_, i) => (i * 7919) % 50000);
-    const matched = () => {
-      const ctx = {
-        request: { model: "llama3-8b", tokens, attributes: new Map() },
+    const context = (prompt: Uint32Array) =>
+      ({
+        request: { model: "llama3-8b", tokens: prompt, attributes: new Map() },
         state: new Map(),
-      } as unknown as SchedulingContext;
+      }) as unknown as SchedulingContext;
+    const matched = (prompt = tokens) => {
+      const ctx = context(prompt);
       producer.produce(ctx, [replica.endpoint]);
       const stateKey = attributeKey(PREFIX_CACHE_MATCH_INFO, "precise-prefix-cache-producer");
       const result = readPrefixMatch(ctx.state, stateKey);
@@ -88,5 +91,13 @@ describe("precise prefix routing in the fleet simulator", () => {
     clock.set(delivery.deliverAtMs);
     feed.deliver(delivery);
     assert.equal(matched(), 1024 / 64, "every full 64-token block of the prompt is held");
+    // speculativeIndexing: a decision counts as held until its events confirm it or 2 s pass.
+    const other = tokens.map((t) => t + 1);
+    const decided = context(other);
+    producer.produce(decided, [replica.endpoint]);
+    (producer as unknown as PreRequest).preRequest(decided, resultFor(replica.endpoint));
+    assert.equal(matched(other), 1024 / 64);
+    clock.set(delivery.deliverAtMs + 2001);
+    assert.equal(matched(other), 0, "the speculative entry expired unconfirmed");
   });
 });

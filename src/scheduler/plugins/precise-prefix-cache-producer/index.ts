@@ -69,9 +69,10 @@ export const definition: PluginDefinition<PrecisePrefixParams> = {
   parameters: precisePrefixParameters,
   produces: [PREFIX_CACHE_MATCH_INFO],
   consumes: [TOKENIZED_PROMPT],
-  create: (params, env) =>
-    new PrecisePrefixCacheProducer(
-      env.name,
-      new PrecisePrefixCache(env.name, params, env.tokenizer, env.clock),
-    ),
+  create: (params, env) => {
+    const cache = new PrecisePrefixCache(env.name, params, env.tokenizer, env.clock);
+    return params.speculativeIndexing
+      ? new SpeculativePrecisePrefixCacheProducer(env.name, cache)
+      : new PrecisePrefixCacheProducer(env.name, cache);
+  },
 };
