@@ -231,6 +231,12 @@ async function twoLegs(
     res,
   );
   if (outcome.kind === "prefill-unreachable") sendError(res, prefillUnreachable(target, outcome.message));
+  else if (outcome.kind === "unreachable") sendError(res, localServerFailed(rank, outcome.error));
+}
+
+/** The 502 for a local model server that could not be reached. */
+function localServerFailed(rank: Rank, error: Error): LlmdError {
+  return new LlmdError("upstream_failed", `the model server at ${rank.origin} failed: ${error.message}`);
 }
 
 /** Any other request, to the local model server and back as it is. */
@@ -247,8 +253,7 @@ async function passThrough(rank: Rank, req: IncomingMessage, body: Buffer, res: 
       body: body.length > 0 ? body : null,
     });
   } catch (err) {
-    const message = `the model server at ${rank.origin} failed: ${(err as Error).message}`;
-    return sendError(res, new LlmdError("upstream_failed", message));
+    return sendError(res, localServerFailed(rank, err as Error));
   }
   res.writeHead(upstream.statusCode, clientResponseHeaders(upstream.headers, rank.origin, requestId));
   await pipeline(upstream.body, res).catch(() => res.destroy());

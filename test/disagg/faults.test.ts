@@ -170,6 +170,47 @@ describe("a prefill simulator killed between requests", () => {
   });
 });
 
+describe("a decode simulator killed mid-stream behind the sidecar", () => {
+  it("the stream ends with an error event, and the next request is answered 502 by the sidecar", async () => {
+    const [prefill] = (await nixlSims(["p"])) as [SimServer];
+    const decode = await spawnSim([
+      "--kv-transfer-config",
+      JSON.stringify(NIXL),
+      "--inter-token-latency",
+      "20ms",
+    ]);
+    const sidecar = await startSidecar({
+      port: 0,
+      modelServerPort: Number(new URL(decode.url).port),
+      retry: RETRY,
+    });
+    const url = sidecar.urls[0] as string;
+    const headers = { "content-type": "application/json", "x-prefiller-host-port": hostPort(prefill.url) };
+    try {
+      const res = await fetch(`${url}/v1/chat/completions`, {
+        method: "POST",
+        headers,
+        body: JSON.stringify({ ...chat(200), stream: true }),
+      });
+      const reader = (res.body as ReadableStream<Uint8Array>).getReader();
+      let text = new TextDecoder().decode((await reader.read()).value);
+      decode.child.kill("SIGKILL");
+      for (let r = await reader.read(); !r.done; r = await reader.read())
+        text += new TextDecoder().decode(r.value);
+      assert.match(text, /data: \{"error":\{[^\n]*"code":"upstream_failed"/);
+      assert.doesNotMatch(text, /\[DONE\]/);
+      const next = await post(url, chat(), headers);
+      assert.equal(next.status, 502);
+      assert.equal(next.json.error?.code, "upstream_failed");
+      assert.match(next.json.error?.message ?? "", /model server at http:\/\/127\.0\.0\.1/);
+    } finally {
+      await sidecar.close();
+      await prefill.close();
+      if (decode.child.exitCode === null) decode.child.kill("SIGKILL");
+    }
+  });
+});
+
 const CLI_BIN = fileURLToPath(new URL("../../bin/llmd.js", import.meta.url));
 
 function runSidecar(args: readonly string[]): { child: ChildProcess; out: () => string; err: () => string } {
