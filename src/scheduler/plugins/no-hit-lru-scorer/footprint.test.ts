@@ -77,34 +77,31 @@ function loaded(params: Partial<NoHitLruParams>, clock = new ManualClock()) {
 
 const best = (scores: number[]) => scores.indexOf(Math.max(...scores));
 
-test("coldPlacement footprint: a new session never goes where it does not fit; least spreads, best packs", () => {
+test("coldPlacement footprint: a new session goes where live sessions hold the least KV, never where it does not fit", () => {
   const clock = new ManualClock();
-  const least = place(loaded({}, clock), "new", 200, clock);
-  assert.equal(least[0], 0, "900 + 200 > 1000");
-  assert.equal(best(least), 3, "d holds the least");
-  const packed = place(loaded({ footprintFit: "best" }, clock), "new", 200, clock);
-  assert.equal(packed[0], 0);
-  assert.equal(best(packed), 1, "b is the fullest endpoint it fits on");
-  const any = place(loaded({ footprintFit: "any" }, clock), "new", 200, clock);
-  assert.equal(any[0], 0);
-  assert.ok(Math.max(...any.slice(1)) - Math.min(...any.slice(1)) <= 0.1, "fits score alike, up to recency");
+  const scores = place(loaded({}, clock), "new", 200, clock);
+  assert.equal(scores[0], 0, "900 + 200 > 1000");
+  assert.equal(best(scores), 3, "d holds the least");
+  assert.ok(scores[1]! < scores[2]! && scores[2]! < scores[3]!, "then c (100), then b (300)");
 });
 
-test("footprintOverflow concentrate: a session that fits nowhere goes to the endpoint already past its KV", () => {
+test("coldPlacement footprint: fitting nowhere, recency decides while the fleet has room; past it, the fullest endpoint takes it", () => {
   const clock = new ManualClock();
-  for (const overflow of ["lru", "concentrate"] as const) {
-    const scorer = loaded({ footprintOverflow: overflow }, clock);
-    place(scorer, "huge", 950, clock, 3); // d: 950
-    place(scorer, "more", 500, clock, 0); // a: 1400, past its KV
-    const scores = place(scorer, "late", 950, clock);
-    if (overflow === "lru") assert.equal(best(scores), 1, "recency: b took a cold request longest ago");
-    else assert.deepEqual([best(scores), scores[1], scores[2], scores[3]], [0, 0, 0, 0]);
-  }
+  const scorer = loaded({}, clock); // a 900, b 300, c 100, d 0: 1,300 of 4,000
+  const scattered = place(scorer, "wide", 950, clock, 3); // fits only on d
+  assert.equal(best(scattered), 3);
+  // now a 900, b 300, c 100, d 950; 920 fits nowhere, but 3,170 < 4,000: recency decides, as
+  // without footprints (a took a cold request longest ago)
+  assert.equal(best(place(scorer, "late", 920, clock)), 0); // a: 1,820, past its KV
+  // 4,120 > 4,000 with this one: the fleet is past its KV, so a (the fullest) takes it, where
+  // recency would choose b
+  const full = place(scorer, "later", 950, clock);
+  assert.deepEqual([best(full), full[1], full[2], full[3]], [0, 0, 0, 0]);
 });
 
 test("footprints expire: sessions idle past footprintIdleSeconds free their endpoint", () => {
   const clock = new ManualClock();
-  const scorer = loaded({ footprintIdleSeconds: 60, footprintFit: "best" }, clock);
+  const scorer = loaded({ footprintIdleSeconds: 60 }, clock);
   clock.advance(61_000);
   const scores = place(scorer, "new", 200, clock);
   assert.ok(scores[0]! > 0, "a's 900 tokens expired, so the session fits there again");

@@ -31,9 +31,7 @@ const parameters = z
     coldLoadMargin: z.int().nonnegative().optional(),
     coldLoadMarginExemptHeader: z.string().min(1).optional(),
     coldPlacement: z.enum(["lru", "footprint"]).default("lru"),
-    footprintFit: z.enum(["least", "best", "any"]).default("least"),
-    footprintOverflow: z.enum(["lru", "concentrate", "over"]).default("lru"),
-    footprintIdleSeconds: z.number().positive().default(300),
+    footprintIdleSeconds: z.number().positive().default(90),
     sessionHeader: z.string().min(1).default("x-session-id"),
     inFlightLoadProducerName: z.string().min(1).default("inflight-load-producer"),
   })
@@ -45,7 +43,11 @@ export type NoHitLruParams = z.infer<typeof parameters>;
 const WARM_SCORE = 0.5;
 const DEFAULT_PREFIX_STATE_KEY = attributeKey(PREFIX_CACHE_MATCH_INFO);
 
-/** Scorer and PreRequest (records which endpoint took each cold request). */
+/**
+ * Scorer, PreRequest (records which endpoint took each cold request, and with `coldPlacement:
+ * footprint` each named session's prompt) and ResponseHooks (a session's idle window starts when
+ * its request completes).
+ */
 export class NoHitLruScorer implements Scorer, PreRequest, ResponseHooks {
   readonly type = "no-hit-lru-scorer";
   readonly category = "distribution";
@@ -56,6 +58,7 @@ export class NoHitLruScorer implements Scorer, PreRequest, ResponseHooks {
   private prefixStateKey: string | undefined;
   /** Scratch for the candidates' match ratios or loads (reused, grown on demand). */
   private scratch = new Float64Array(64);
+  /** Scratch for footprint placement: the candidates' KV capacities. */
   private capacities = new Float64Array(64);
   /** With `coldPlacement: footprint`: live sessions' prompt tokens per endpoint. */
   private readonly footprints: SessionFootprints | undefined;
@@ -105,18 +108,16 @@ export class NoHitLruScorer implements Scorer, PreRequest, ResponseHooks {
     scores: Float64Array,
     session: string,
   ): void {
-    if (this.capacities.length < endpoints.length) this.capacities = new Float64Array(endpoints.length * 2);
+    const n = endpoints.length;
+    if (this.capacities.length < n) this.capacities = new Float64Array(n * 2);
     const now = ctx.clock.now();
-    const footprint = this.scratch.subarray(0, endpoints.length);
-    const capacity = this.capacities.subarray(0, endpoints.length);
-    for (let i = 0; i < endpoints.length; i++) {
+    const footprint = this.scratch.subarray(0, n);
+    const capacity = this.capacities.subarray(0, n);
+    for (let i = 0; i < n; i++) {
       footprint[i] = this.footprints!.of(endpoints[i]!.metadata.key, now, session);
       capacity[i] = kvCapacityTokens(endpoints[i]!);
     }
-    placeByFootprint(scores, footprint, capacity, requestTokens(ctx), {
-      fit: this.params.footprintFit,
-      overflow: this.params.footprintOverflow,
-    });
+    placeByFootprint(scores, footprint, capacity, requestTokens(ctx));
   }
 
   preRequest(ctx: SchedulingContext, result: SchedulingResult): void {

@@ -3,59 +3,47 @@
  * by the KV its endpoints' live sessions hold (SessionFootprints), instead of by recency alone.
  */
 
-/** How a cold request chooses among the endpoints where it fits, and where it goes when it fits nowhere. */
-export interface FootprintRule {
-  /**
-   * `least`: the smallest footprint (spread); `best`: the fullest endpoint it still fits on (pack);
-   * `any`: every endpoint it fits on alike (the load scorers choose).
-   */
-  fit: "least" | "best" | "any";
-  /**
-   * `lru`: recency decides (overflow spreads); `concentrate`: the endpoint furthest over its KV;
-   * `over`: the endpoints already past their KV, by recency (recency over all when none is).
-   */
-  overflow: "lru" | "concentrate" | "over";
-}
-
 /**
  * Rewrites `scores` (recency scores in (0, 1], kept as a 0.1 tie-break) for a prompt of `own`
  * tokens. `footprint[i]` and `capacity[i]` are endpoint i's live sessions' tokens and its KV
- * tokens (capacity 0 = unknown: never fits). Where the prompt fits (footprint + own ≤ capacity)
- * endpoints score by `rule.fit`, the others 0. Rotation by count evens the number of sessions per
- * endpoint, but Claude Code sessions range from 10 K to 450 K tokens, so equal counts push some
- * endpoints past their KV while others have room, and an endpoint past its KV evicts its own
- * sessions. When the prompt fits nowhere, `concentrate` sends it to the endpoint already furthest
- * over its KV, so the endpoints still within theirs keep their sessions' reuse.
+ * tokens (capacity 0 = unknown: never fits).
+ *
+ * - Where the prompt fits (footprint + own ≤ capacity), the smallest footprint wins and the
+ *   endpoints where it does not fit score 0. Rotation by count evens the number of sessions per
+ *   endpoint, but Claude Code sessions range from 10 K to 450 K tokens, so equal counts push some
+ *   endpoints past their KV while others have room, and an endpoint past its KV evicts its own
+ *   sessions.
+ * - Where it fits nowhere but the fleet as a whole has room, recency decides (the room is
+ *   scattered; any choice evicts a little).
+ * - Where the fleet's summed footprint is past its summed KV, the request goes to the endpoint
+ *   already fullest (concentrate). Spreading the excess instead pushes every endpoint past its
+ *   KV, and under LRU an endpoint a little past its KV loses most of its sessions' reuse, not a
+ *   little; concentrating keeps the others within theirs. Its sessions queue behind re-prefills.
  */
 export function placeByFootprint(
   scores: Float64Array,
   footprint: Float64Array,
   capacity: Float64Array,
   own: number,
-  rule: FootprintRule,
 ): void {
   const n = scores.length;
   let fits = 0;
   let largest = 0;
+  let held = own;
+  let total = 0;
   for (let i = 0; i < n; i++) {
     if (capacity[i]! > 0 && footprint[i]! + own <= capacity[i]!) fits++;
     largest = Math.max(largest, footprint[i]!);
+    held += footprint[i]!;
+    total += capacity[i]!;
   }
-  if (fits === 0) {
-    if (rule.overflow === "concentrate") concentrate(scores, footprint, capacity);
-    if (rule.overflow === "over") onlyOver(scores, footprint, capacity);
-    return;
-  }
-  for (let i = 0; i < n; i++) {
-    const f = footprint[i]!;
-    const c = capacity[i]!;
-    if (c <= 0 || f + own > c) scores[i] = 0;
-    else {
-      const fill =
-        rule.fit === "any" ? 1 : rule.fit === "best" ? (f + own) / c : largest > 0 ? 1 - f / largest : 1;
-      scores[i] = 0.9 * fill + 0.1 * scores[i]!;
+  if (fits > 0) {
+    for (let i = 0; i < n; i++) {
+      const f = footprint[i]!;
+      const fitsHere = capacity[i]! > 0 && f + own <= capacity[i]!;
+      scores[i] = fitsHere ? 0.9 * (largest > 0 ? 1 - f / largest : 1) + 0.1 * scores[i]! : 0;
     }
-  }
+  } else if (held > total) concentrate(scores, footprint, capacity);
 }
 
 /**
@@ -72,13 +60,4 @@ function concentrate(scores: Float64Array, footprint: Float64Array, capacity: Fl
     const fill = capacity[i]! > 0 ? footprint[i]! / capacity[i]! : 0;
     scores[i] = fill >= floor ? 0.9 * (fill / fullest) + 0.1 * scores[i]! : 0;
   }
-}
-
-/** Endpoints already past their KV keep their recency score, the others 0 (unchanged when none is). */
-function onlyOver(scores: Float64Array, footprint: Float64Array, capacity: Float64Array): void {
-  const over = (i: number) => capacity[i]! > 0 && footprint[i]! > capacity[i]!;
-  let any = false;
-  for (let i = 0; i < scores.length; i++) any ||= over(i);
-  if (!any) return;
-  for (let i = 0; i < scores.length; i++) if (!over(i)) scores[i] = 0;
 }
