@@ -65,8 +65,9 @@ export function createSimContext(config: SimConfig): SimContext {
   const random = seededRandom(seed ^ 0x5bd1e995);
   const tokenizer = simTokenizer(config);
   const transfer = config["kv-transfer-config"];
-  const kvTransfer = transfer ? new KvTransferAgent(transfer, config, engine, random) : null;
-  kvTransfer?.registerMetrics(metrics.registry, () => engine.stats().heldBlocks);
+  const kvTransfer = transfer
+    ? new KvTransferAgent(transfer, config, engine, random, metrics.registry)
+    : null;
   return {
     config,
     driver,

@@ -16,8 +16,7 @@ import { promptDigest } from "../engine/index.ts";
 
 /** One prefill's KV waiting for its decode. */
 interface Hold {
-  engineRequestId: string;
-  /** vLLM's request id, returned as `remote_request_id`. */
+  /** The engine's and vLLM's request id (`remote_request_id`). */
   requestId: string;
   blockIds: readonly number[];
   numTokens: number;
@@ -57,16 +56,15 @@ export class KvHolds {
     private readonly schedule: (ms: number, fn: () => void) => () => void = nodeSchedule,
   ) {}
 
-  /** Holds the finished `engineRequestId`'s blocks; returns their ids. */
-  hold(engineRequestId: string, requestId: string, prompt: Uint32Array): readonly number[] {
-    const blockIds = [...(this.engine.heldBlockIds(engineRequestId) ?? [])];
+  /** Holds the blocks of the finished request `requestId`; returns their ids. */
+  hold(requestId: string, prompt: Uint32Array): readonly number[] {
+    const blockIds = [...(this.engine.heldBlockIds(requestId) ?? [])];
     const key = holdKey(blockIds);
     const cancelTimer = this.schedule(this.abortTimeoutWallMs, () => {
       if (this.release(key)) this.counters.expired++;
     });
     const digest = promptDigest(prompt);
     this.holds.set(key, {
-      engineRequestId,
       requestId,
       blockIds,
       numTokens: prompt.length,
@@ -106,7 +104,7 @@ export class KvHolds {
     if (!hold) return false;
     this.holds.delete(key);
     hold.cancelTimer();
-    this.engine.releaseHeld(hold.engineRequestId);
+    this.engine.releaseHeld(hold.requestId);
     return true;
   }
 }

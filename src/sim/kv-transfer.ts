@@ -36,23 +36,21 @@ export class KvTransferAgent {
   private sideChannel: Server | null = null;
   private host = "127.0.0.1";
   private port = 0;
-  private transfers!: Counter;
-  private bytes!: Counter;
-  private durations!: Histogram;
-  private failures!: Counter<"reason">;
-  private fallbacks!: Counter;
+  private readonly metrics: TransferMetrics;
 
   constructor(
     readonly transfer: KvTransferConfig,
     private readonly config: SimConfig,
     engine: PagedEngine,
     random: () => number,
+    registry: Registry,
   ) {
     this.engineId = transfer.engineId ?? randomUUID();
     this.tpSize = engine.options.profile.model.tp;
     this.holds = new KvHolds(engine, this.engineId, config["kv-abort-timeout"] / config.speed);
     const failureRate = config["kv-transfer-failure-rate"];
     this.puller = new KvPuller(engine.options, kvLinkOf(config), failureRate, random);
+    this.metrics = registerMetrics(registry, this, () => engine.stats().heldBlocks);
   }
 
   /** Opens the side channel; `host` is the server's own address, used unless a side-channel host is set. */
@@ -98,8 +96,8 @@ export class KvTransferAgent {
   }
 
   /** Holds a finished prefill leg's KV; returns the `kv_transfer_params` of its response. */
-  hold(engineRequestId: string, requestId: string, prompt: Uint32Array): Record<string, unknown> {
-    const blockIds = this.holds.hold(engineRequestId, requestId, prompt);
+  hold(requestId: string, prompt: Uint32Array): Record<string, unknown> {
+    const blockIds = this.holds.hold(requestId, prompt);
     return {
       do_remote_prefill: true,
       do_remote_decode: false,
@@ -115,76 +113,88 @@ export class KvTransferAgent {
   /** Pulls a decode leg's KV (`localTokens` already cached here), counting the transfer or the failure. */
   async pull(remote: RemoteKv, prompt: Uint32Array, localTokens: number): Promise<PullResult> {
     const result = await this.puller.pull(remote, prompt, localTokens);
+    const m = this.metrics;
     if (result.ok) {
-      this.transfers.inc();
-      this.bytes.inc(result.size.bytes);
-      this.durations.observe(result.transferMs / 1000);
-    } else this.failures.inc({ reason: result.reason });
+      m.transfers.inc();
+      m.bytes.inc(result.size.bytes);
+      m.durations.observe(result.transferMs / 1000);
+    } else m.failures.inc({ reason: result.reason });
     return result;
   }
 
   /** Counts a decode leg that recomputed the prefill locally after a failed pull. */
   fellBack(): void {
-    this.fallbacks.inc();
+    this.metrics.fallbacks.inc();
   }
+}
 
-  /** Registers the transfer metrics; `heldBlocks` reads the engine's held-block gauge. */
-  registerMetrics(registry: Registry, heldBlocks: () => number): void {
-    const registers = [registry];
-    const labels = {
-      kv_connector: this.transfer.connector,
-      kv_role: this.transfer.role,
-      engine_id: this.engineId,
-    };
-    new Gauge({
-      name: "llmd_sim_kv_transfer_config_info",
-      help: "The server's KV transfer configuration (--kv-transfer-config); the value is 1.",
-      labelNames: ["kv_connector", "kv_role", "engine_id"],
-      registers,
-    }).set(labels, 1);
-    this.transfers = counter(registry, "llmd_sim_kv_transfers_total", "KV transfers a decode leg pulled.");
-    this.bytes = counter(registry, "llmd_sim_kv_transfer_bytes_total", "KV bytes pulled (all TP ranks).");
-    this.durations = new Histogram({
-      name: "llmd_sim_kv_transfer_duration_seconds",
-      help: "Transfer time of each pull (engine time): link latency + bytes per GPU / bandwidth.",
-      buckets: DURATION_BUCKETS,
-      registers,
-    });
-    this.failures = new Counter({
-      name: "llmd_sim_kv_transfer_failures_total",
-      help: "Pulls that failed, by reason.",
-      labelNames: ["reason"],
-      registers,
-    });
-    for (const reason of PULL_FAILURES) this.failures.inc({ reason }, 0);
-    this.fallbacks = counter(
-      registry,
-      "llmd_sim_kv_transfer_fallbacks_total",
-      "Decode legs that recomputed the prefill locally after a failed pull.",
-    );
-    const holds = this.holds.counters;
-    new Gauge({
-      name: "llmd_sim_kv_blocks_held",
-      help: "GPU KV blocks finished prefill legs hold for a remote decode.",
-      registers,
-      collect() {
-        this.set(heldBlocks());
-      },
-    });
-    mirror(registry, "llmd_sim_kv_holds_pulled_total", "Holds a decode pulled.", () => holds.pulled);
-    mirror(
-      registry,
-      "llmd_sim_kv_holds_expired_total",
-      "Holds freed by the abort timeout.",
-      () => holds.expired,
-    );
-    mirror(
-      registry,
-      "llmd_sim_kv_pulls_refused_total",
-      "Pulls refused (stale engine id, blocks not held).",
-      () => holds.refused,
-    );
-  }
+/** The counters a server's transfers update. */
+interface TransferMetrics {
+  transfers: Counter;
+  bytes: Counter;
+  durations: Histogram;
+  failures: Counter<"reason">;
+  fallbacks: Counter;
+}
+
+/** Registers the transfer metrics of `agent`; `heldBlocks` reads the engine's held-block gauge. */
+function registerMetrics(
+  registry: Registry,
+  agent: KvTransferAgent,
+  heldBlocks: () => number,
+): TransferMetrics {
+  const registers = [registry];
+  const { transfer, engineId } = agent;
+  const labels = { kv_connector: transfer.connector, kv_role: transfer.role, engine_id: engineId };
+  new Gauge({
+    name: "llmd_sim_kv_transfer_config_info",
+    help: "The server's KV transfer configuration (--kv-transfer-config); the value is 1.",
+    labelNames: ["kv_connector", "kv_role", "engine_id"],
+    registers,
+  }).set(labels, 1);
+  const transfers = counter(registry, "llmd_sim_kv_transfers_total", "KV transfers a decode leg pulled.");
+  const bytes = counter(registry, "llmd_sim_kv_transfer_bytes_total", "KV bytes pulled (all TP ranks).");
+  const durations = new Histogram({
+    name: "llmd_sim_kv_transfer_duration_seconds",
+    help: "Transfer time of each pull (engine time): link latency + bytes per GPU / bandwidth.",
+    buckets: DURATION_BUCKETS,
+    registers,
+  });
+  const failures = new Counter<"reason">({
+    name: "llmd_sim_kv_transfer_failures_total",
+    help: "Pulls that failed, by reason.",
+    labelNames: ["reason"],
+    registers,
+  });
+  for (const reason of PULL_FAILURES) failures.inc({ reason }, 0);
+  const fallbacks = counter(
+    registry,
+    "llmd_sim_kv_transfer_fallbacks_total",
+    "Decode legs that recomputed the prefill locally after a failed pull.",
+  );
+  const holds = agent.holds.counters;
+  new Gauge({
+    name: "llmd_sim_kv_blocks_held",
+    help: "GPU KV blocks finished prefill legs hold for a remote decode.",
+    registers,
+    collect() {
+      this.set(heldBlocks());
+    },
+  });
+  mirror(registry, "llmd_sim_kv_holds_pulled_total", "Holds a decode pulled.", () => holds.pulled);
+  mirror(
+    registry,
+    "llmd_sim_kv_holds_expired_total",
+    "Holds freed by the abort timeout.",
+    () => holds.expired,
+  );
+  mirror(
+    registry,
+    "llmd_sim_kv_pulls_refused_total",
+    "Pulls refused (stale engine id, blocks not held).",
+    () => holds.refused,
+  );
+  return { transfers, bytes, durations, failures, fallbacks };
 }
 
 function counter(registry: Registry, name: string, help: string): Counter {

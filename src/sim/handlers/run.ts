@@ -146,7 +146,7 @@ export class GenerationRun implements OutputSink, Interruptible {
   private transferParams(): { kv_transfer_params?: Record<string, unknown> } {
     const agent = this.ctx.kvTransfer;
     if (!this.job.holdKv || !agent) return {};
-    return { kv_transfer_params: agent.hold(this.head.id, this.head.id, this.job.promptIds) };
+    return { kv_transfer_params: agent.hold(this.head.id, this.job.promptIds) };
   }
 
   private usage(generated: number): Usage {

@@ -11,7 +11,7 @@ import type { ServerResponse } from "node:http";
 import { LlmdError } from "../../api/errors.ts";
 import type { SimContext } from "../context.ts";
 import { sendError } from "../http.ts";
-import { readTransferLeg } from "../kv-transfer-params.ts";
+import { readTransferLeg, type TransferLeg } from "../kv-transfer-params.ts";
 import type { Admitted } from "./run.ts";
 
 /** The leg of `body`, or the 400 to answer; "none" without `--kv-transfer-config`. */
@@ -34,7 +34,7 @@ export function transferLegOf(
 export async function prepareLeg(
   ctx: SimContext,
   res: ServerResponse,
-  leg: Extract<ReturnType<typeof readTransferLeg>, { ok: true }>["leg"],
+  leg: TransferLeg,
   job: Admitted,
 ): Promise<Admitted | null> {
   const agent = ctx.kvTransfer;
