@@ -76,3 +76,15 @@ test("a draining server and a refused connection are unreachable (no work done)"
   assert.equal(refused.kind, "unreachable");
   await gone.close();
 });
+
+test("an abort during the backoff rejects with the signal's reason", async () => {
+  const s = await serve([busy]);
+  const controller = new AbortController();
+  const reason = new Error("drained");
+  setTimeout(() => controller.abort(reason), 20);
+  await assert.rejects(
+    sendPrefill(s.pool, { ...request, signal: controller.signal }, { maxRetries: 5, backoffMs: 10_000 }),
+    (err) => err === reason,
+  );
+  await s.close();
+});

@@ -52,7 +52,10 @@ export async function sendPrefill(
     const outcome = await attemptOnce(dispatcher, request);
     if (outcome.kind === "aborted") throw outcome.error;
     if (attempt >= retry.maxRetries || !retried(outcome)) return outcome;
-    await sleep(retry.backoffMs, undefined, { signal: request.signal });
+    // An abort during the wait rejects with the signal's own reason, as an aborted attempt does.
+    await sleep(retry.backoffMs, undefined, { signal: request.signal }).catch(() => {
+      throw request.signal?.reason;
+    });
   }
 }
 
