@@ -128,10 +128,11 @@ export class PrecisePrefixCache implements Omit<HostedPlugin, "type" | "name"> {
     this.stateKey = attributeKey(PREFIX_CACHE_MATCH_INFO, producerName);
   }
 
-  /** Matches the request's tokens (`request.tokens`, else the router's tokenizer) against the index. */
+  /** Matches the request's tokens (`request.tokens`, else the router's tokenizer, then kept there) against the index. */
   produce(ctx: SchedulingContext, endpoints: readonly Endpoint[]): void {
     const request = ctx.request;
-    const tokens = request.tokens ?? this.tokenizer.encode(request.promptText);
+    // Tokenized once per request: later plugins read the same `request.tokens`.
+    const tokens = (request.tokens ??= this.tokenizer.encode(request.promptText));
     const keys = this.index.requestKeys(tokens, request.model);
     const endpointKeys = endpoints.map((e) => e.metadata.key);
     const matched = this.index.match(keys, endpointKeys, this.clock.now());
