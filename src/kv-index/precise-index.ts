@@ -158,6 +158,8 @@ export class PreciseIndex {
   private readonly memoHi = new Uint32Array(MEMO_LIMIT);
   private readonly memoLo = new Uint32Array(MEMO_LIMIT);
   private memoCount = 0;
+  /** Scratch: a parent's tail followed by one engine block's tokens. */
+  private joined = new Uint32Array(256);
   private readonly tierMaskWeight = new Float64Array(1 << MAX_TIERS).fill(-1);
   private readonly pods = new Map<string, PodState>();
   private readonly tierIndex = new Map<string, number>();
@@ -356,12 +358,13 @@ export class PreciseIndex {
     let start = from;
     let length = blockSize;
     if (parentTail.length > 0) {
-      const joined = new Uint32Array(parentTail.length + blockSize);
+      length = parentTail.length + blockSize;
+      if (this.joined.length < length) this.joined = new Uint32Array(length * 2);
+      const joined = this.joined;
       joined.set(parentTail);
       for (let t = 0; t < blockSize; t++) joined[parentTail.length + t] = tokenIds[from + t]!;
       tokens = joined;
       start = 0;
-      length = joined.length;
     }
     const full = Math.floor(length / size);
     const chain: Key64 = { hi: parentChain.hi, lo: parentChain.lo };
@@ -373,10 +376,8 @@ export class PreciseIndex {
       owned[j] = holder;
     }
     const rest = length - full * size;
-    const tail =
-      rest === 0
-        ? EMPTY_TAIL
-        : Uint32Array.from({ length: rest }, (_, t) => tokens[start + full * size + t]!);
+    const tail = rest === 0 ? EMPTY_TAIL : new Uint32Array(rest);
+    for (let t = 0; t < rest; t++) tail[t] = tokens[start + full * size + t]!;
     const bytes = ENGINE_BLOCK_BYTES + full * REF_BYTES + rest * TOKEN_BYTES;
     const block: EngineBlock = {
       pod,
