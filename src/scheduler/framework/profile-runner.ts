@@ -50,6 +50,6 @@ export function runProfile(
 ): ProfileRunResult | null {
   const candidates = runFilters(ctx, profile, endpoints);
   if (candidates.length === 0) return null;
-  const result = profile.picker.pick(ctx, runScorers(ctx, profile, candidates));
+  const result = profile.picker.pick(ctx, runScorers(ctx, profile, candidates), profile.name);
   return result.targetEndpoints.length > 0 ? result : null;
 }

@@ -87,9 +87,12 @@ export interface ProfileRunResult {
   scored: ScoredEndpoint[];
 }
 
-/** Chooses from scored candidates. */
+/**
+ * Chooses from scored candidates. `profile` names the profile running it: one picker instance may
+ * serve several profiles (a P/D config's prefill and decode), and rotation state is per profile.
+ */
 export interface Picker extends Plugin {
-  pick(ctx: SchedulingContext, scored: ScoredEndpoint[]): ProfileRunResult;
+  pick(ctx: SchedulingContext, scored: ScoredEndpoint[], profile?: string): ProfileRunResult;
 }
 
 /** A named scheduling profile: filters, weighted scorers, one picker. */

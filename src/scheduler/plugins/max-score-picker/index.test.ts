@@ -79,3 +79,14 @@ test("two pickers given the same sequence decide identically", () => {
   const run = (p: Picker) => Array.from({ length: 6 }, () => names(p.pick(makeContext(), scored))[0]);
   assert.deepEqual(run(a), run(b));
 });
+
+test("profiles sharing one picker each rotate through their own ties", () => {
+  const p = picker();
+  const decode = scoredOf([0.5, 0.5]);
+  const prefill = [0, 1].map((i) => ({ endpoint: makeEndpoint(`p${i}`), score: 0.5 }));
+  const prefillPicks = Array.from({ length: 4 }, () => {
+    p.pick(makeContext(), decode, "decode");
+    return names(p.pick(makeContext(), prefill, "prefill"))[0];
+  });
+  assert.deepEqual(prefillPicks, ["p0", "p1", "p0", "p1"]);
+});

@@ -6,20 +6,28 @@ import type { PluginDefinition } from "../../../plugin/types.ts";
 
 class MaxScorePicker implements Picker {
   readonly type = "max-score-picker";
-  private readonly ties = new TieBreaker();
+  private readonly ties = new Map<string, TieBreaker>();
 
   constructor(
     readonly name: string,
     private readonly maxNumOfEndpoints: number,
   ) {}
 
-  pick(ctx: SchedulingContext, scored: ScoredEndpoint[]): ProfileRunResult {
+  pick(ctx: SchedulingContext, scored: ScoredEndpoint[], profile = ""): ProfileRunResult {
+    const ties = this.tieBreaker(profile);
     if (this.maxNumOfEndpoints === 1) {
-      const best = this.ties.best(ctx, scored);
+      const best = ties.best(ctx, scored);
       return { targetEndpoints: best < 0 ? [] : [scored[best]!.endpoint], scored };
     }
-    const order = this.ties.rank(ctx, scored).slice(0, this.maxNumOfEndpoints);
+    const order = ties.rank(ctx, scored).slice(0, this.maxNumOfEndpoints);
     return { targetEndpoints: order.map((i) => scored[i]!.endpoint), scored };
+  }
+
+  /** The profile's own rotation, so profiles sharing this picker do not step each other's turn. */
+  private tieBreaker(profile: string): TieBreaker {
+    let ties = this.ties.get(profile);
+    if (!ties) this.ties.set(profile, (ties = new TieBreaker()));
+    return ties;
   }
 }
 

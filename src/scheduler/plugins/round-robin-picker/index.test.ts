@@ -14,4 +14,13 @@ describe("round-robin-picker", () => {
     );
     assert.deepEqual(names, ["a", "b", "c", "a"]);
   });
+
+  it("keeps one cycle per profile when profiles share it", () => {
+    const picker = definition.create(definition.parameters.parse({}), makeEnv("rr")) as Picker;
+    const names = [0, 1, 2].map(() => {
+      picker.pick(makeContext(), endpoints, "decode");
+      return picker.pick(makeContext(), endpoints, "prefill").targetEndpoints[0]!.metadata.name;
+    });
+    assert.deepEqual(names, ["a", "b", "c"]);
+  });
 });
