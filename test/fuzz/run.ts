@@ -30,8 +30,12 @@ const CASE_TIMEOUT_MS = 8000;
 /** The outcome of one case: every status line read (pipelining answers several), or why none. */
 export interface CaseResult {
   statuses: number[];
-  /** "answered", "closed" (no status line before the server closed), "reset" (we left), "timeout". */
-  outcome: "answered" | "closed" | "reset" | "timeout";
+  /**
+   * "answered", "closed" (no status line before the server closed), "reset" (we left), "timeout"
+   * (everything sent, no answer in time), "unsent" (the client was still writing its slices when
+   * its time ran out: its own slowness, not the server's).
+   */
+  outcome: "answered" | "closed" | "reset" | "timeout" | "unsent";
   head: string;
 }
 
@@ -44,6 +48,7 @@ export function sendCase(port: number, c: FuzzCase): Promise<CaseResult> {
     const received: Buffer[] = [];
     let size = 0;
     let done = false;
+    let sentAll = false;
     const finish = (outcome: CaseResult["outcome"]) => {
       if (done) return;
       done = true;
@@ -57,7 +62,7 @@ export function sendCase(port: number, c: FuzzCase): Promise<CaseResult> {
         head: text.slice(0, 400),
       });
     };
-    const timer = setTimeout(() => finish("timeout"), CASE_TIMEOUT_MS);
+    const timer = setTimeout(() => finish(sentAll ? "timeout" : "unsent"), CASE_TIMEOUT_MS);
     socket.on("data", (chunk: Buffer) => {
       if (size < 1 << 20) received.push(chunk);
       size += chunk.length;
@@ -71,6 +76,7 @@ export function sendCase(port: number, c: FuzzCase): Promise<CaseResult> {
         socket.write(chunk);
         if (c.chunks.length > 2) await new Promise((r) => setImmediate(r));
       }
+      sentAll = true;
       if (c.end === "half-close") socket.end();
       else if (c.end === "destroy") {
         // Let the bytes leave before the reset, so the server sees a request cut short.
@@ -93,7 +99,7 @@ export interface FuzzFailure {
 export interface FuzzReport {
   cases: number;
   byKind: Map<string, number>;
-  /** "200", "400", … and "no answer (closed)", "left by client", "client timeout". */
+  /** "200", "400", … and "no answer (closed)", "left by client", "client timeout", "client still sending …". */
   byStatus: Map<string, number>;
   serverErrors: FuzzFailure[];
   /** Whole requests the client gave up on (no answer, connection still open): hangs. */
@@ -151,9 +157,12 @@ export async function runFuzz(options: {
         if (status >= 500) report.serverErrors.push(describe(c, result, String(status)));
       }
       if (result.outcome !== "answered") {
-        const label = { closed: "no answer (closed)", reset: "left by client", timeout: "client timeout" }[
-          result.outcome
-        ];
+        const label = {
+          closed: "no answer (closed)",
+          reset: "left by client",
+          timeout: "client timeout",
+          unsent: "client still sending at its timeout",
+        }[result.outcome];
         increment(report.byStatus, label);
         if (c.answerExpected && result.outcome === "timeout") report.hangs.push(describe(c, result, label));
         if (c.answerExpected && result.outcome === "closed" && report.closedUnanswered.length < 20)
