@@ -23,6 +23,7 @@ interface UpFlags extends GatewayFlags, EdgeFlags {
   speed: string;
   streamInterval: string;
   maxModelLen?: string;
+  tokenizer?: string;
   port: string;
   simBasePort: string;
   config?: string;
@@ -51,6 +52,7 @@ async function up(flags: UpFlags): Promise<void> {
       "--stream-interval",
       flags.streamInterval,
       ...(flags.maxModelLen ? ["--max-model-len", flags.maxModelLen] : []),
+      ...(flags.tokenizer ? ["--tokenizer", flags.tokenizer] : []),
       "--host",
       "127.0.0.1",
       "--drain-timeout",
@@ -95,6 +97,10 @@ export function registerUp(program: Command): void {
     .option(
       "--max-model-len <tokens>",
       "simulators' context length (vLLM's --max-model-len; default: the profile's)",
+    )
+    .option(
+      "--tokenizer <name>",
+      "what the simulators count usage with: char4 | llama3.1 (default: the profile's)",
     )
     .option("--port <n>", "router port (0 = any free port)", "8080")
     .option("--sim-base-port <n>", "first simulator port (replica i on base+i); 0 = any free ports", "8001")
