@@ -46,5 +46,5 @@ export function parseTokenizerName(name: string): TokenizerName | null {
 
 /** The bundled tokenizer of a served model name (Llama 3.x → `llama3.1`), or null when none is bundled. */
 export function tokenizerForModel(modelName: string): TokenizerName | null {
-  return /llama-?3/i.test(modelName) ? "llama3.1" : null;
+  return /llama-?3(?:\.\d+)?(?!\d)/i.test(modelName) ? "llama3.1" : null;
 }

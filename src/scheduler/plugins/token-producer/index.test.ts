@@ -30,6 +30,8 @@ test("the tokenizer: named, or the vllm backend's model's when bundled, else the
   assert.equal(parse({}), "char4");
   assert.equal(parse({ tokenizer: "llama3.1" }), "llama3.1");
   assert.equal(parse({ modelName: "meta-llama/Llama-3.1-8B-Instruct", vllm: {} }), "llama3.1");
+  assert.equal(parse({ modelName: "meta-llama/Meta-Llama-3-70B-Instruct", vllm: {} }), "llama3.1");
+  assert.equal(parse({ modelName: "huggyllama/llama-30b", vllm: {} }), "char4");
   assert.equal(parse({ modelName: "Qwen/Qwen3-32B", vllm: {} }), "char4");
   assert.equal(parse({ modelName: "meta-llama/Llama-3.1-8B-Instruct" }), "char4");
   assert.throws(() => definition.parameters.parse({ tokenizer: "gpt2" }));
