@@ -1,7 +1,7 @@
 /**
  * `npm run bench -- router [--seconds 5] [--warmup 2] [--rates 100,500,1000] [--concurrency 32]
  * [--nice=0] [--prompts unique|same] [--rounds 1] [--cases latency,throughput,large,streams]
- * [--prompt-kb 800] [--large-rate 20] [--streams 128] [--stream-tokens 200]`: what the router adds
+ * [--prompt-kb 800] [--large-rate 5] [--streams 128] [--stream-tokens 200]`: what the router adds
  * per request and per streamed token. Two zero-latency simulators (so only proxy cost shows) are
  * reached directly, through `llmd router` (default config), through a bare Node.js proxy (the
  * floor any Node proxy pays) and through nginx (one process, round-robin, when installed). The
@@ -42,7 +42,7 @@ const { values } = parseArgs({
     rounds: { type: "string", default: "1" },
     cases: { type: "string", default: "latency,throughput,large,streams" },
     "prompt-kb": { type: "string", default: "800" },
-    "large-rate": { type: "string", default: "20" },
+    "large-rate": { type: "string", default: "5" },
     streams: { type: "string", default: "128" },
     "stream-tokens": { type: "string", default: "200" },
   },
