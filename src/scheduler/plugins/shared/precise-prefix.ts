@@ -8,13 +8,13 @@ import { durationMsSchema, quantitySchema } from "../../../core/units.ts";
 import type { Endpoint } from "../../../endpoints/endpoint.ts";
 import { KvEventSubscriber } from "../../../kv-events/subscriber.ts";
 import {
+  DEFAULT_TIERS,
   type IndexKvEvent,
   PreciseIndex,
   type PrefixCacheMatchInfo,
   type PrefixMatchResult,
   readPrefixMatch,
 } from "../../../kv-index/index.ts";
-import { DEFAULT_TIERS } from "../../../kv-index/precise-index.ts";
 import type { Clock } from "../../../core/clock.ts";
 import type { Tokenizer } from "../../../tokenizer/tokenizer.ts";
 import { attributeKey, PREFIX_CACHE_MATCH_INFO } from "../../framework/data-keys.ts";
