@@ -209,16 +209,20 @@ async function settle(checks: () => Promise<Check[]>, timeoutMs: number): Promis
   }
 }
 
-/** The simulator holds no request and no KV block. */
+/** The simulator holds no request, no KV block and no request body. */
 export function simLeakChecks(sim: SimServer, label = "sim", timeoutMs = 5000): Promise<Check[]> {
   return settle(async () => {
     const text = await metricsOf(sim.url);
-    return ["vllm:num_requests_running", "vllm:num_requests_waiting", "vllm:kv_cache_usage_perc"].map(
-      (name) => {
-        const value = metricTotal(text, name);
-        return { name: `${label} ${name} = 0`, ok: value === 0, detail: String(value) };
-      },
-    );
+    const held = sim.context.bodies.heldBytes;
+    return [
+      ...["vllm:num_requests_running", "vllm:num_requests_waiting", "vllm:kv_cache_usage_perc"].map(
+        (name) => {
+          const value = metricTotal(text, name);
+          return { name: `${label} ${name} = 0`, ok: value === 0, detail: String(value) };
+        },
+      ),
+      { name: `${label} held request-body bytes = 0`, ok: held === 0, detail: String(held) },
+    ];
   }, timeoutMs);
 }
 
