@@ -29,61 +29,47 @@ export function foldKey(hi: number, lo: number): number {
   return (hi & LOW_21_BITS) * TWO_POW_32 + (lo >>> 0);
 }
 
+/** Bytes a CBOR head of an argument < 2^64 may take. */
+const MAX_HEAD_BYTES = 9;
+
 /**
- * Canonical CBOR into a growable byte buffer. Hashing then runs over the buffer in one tight loop
- * (`fnv64a`), which keeps the 64-bit state in local int32 variables.
+ * Writes a canonical CBOR head (major type and argument < 2^32, shortest form) at `at` and returns
+ * the position after it. Plain functions over a buffer sized up front: no bounds check per byte.
  */
-class CborWriter {
-  bytes = new Uint8Array(1024);
-  length = 0;
-
-  reset(): void {
-    this.length = 0;
+function writeHead(out: Uint8Array, at: number, major: number, value: number): number {
+  const m = major << 5;
+  if (value < 24) {
+    out[at] = m | value;
+    return at + 1;
   }
-
-  byte(b: number): void {
-    if (this.length === this.bytes.length) {
-      const grown = new Uint8Array(this.bytes.length * 2);
-      grown.set(this.bytes);
-      this.bytes = grown;
-    }
-    this.bytes[this.length++] = b;
+  if (value < 0x100) {
+    out[at] = m | 24;
+    out[at + 1] = value;
+    return at + 2;
   }
-
-  /** A head: major type and argument, in the shortest form (canonical CBOR). */
-  head(major: number, value: number): void {
-    const m = major << 5;
-    if (value < 24) this.byte(m | value);
-    else if (value < 0x100) {
-      this.byte(m | 24);
-      this.byte(value);
-    } else if (value < 0x10000) {
-      this.byte(m | 25);
-      this.byte(value >>> 8);
-      this.byte(value & 0xff);
-    } else {
-      this.byte(m | 26);
-      this.word(value);
-    }
+  if (value < 0x10000) {
+    out[at] = m | 25;
+    out[at + 1] = value >>> 8;
+    out[at + 2] = value & 0xff;
+    return at + 3;
   }
+  out[at] = m | 26;
+  return writeWord(out, at + 1, value);
+}
 
-  /** An unsigned 64-bit integer. */
-  uint64(hi: number, lo: number): void {
-    if (hi === 0) {
-      this.head(0, lo);
-      return;
-    }
-    this.byte(27);
-    this.word(hi);
-    this.word(lo);
-  }
+function writeWord(out: Uint8Array, at: number, v: number): number {
+  out[at] = v >>> 24;
+  out[at + 1] = (v >>> 16) & 0xff;
+  out[at + 2] = (v >>> 8) & 0xff;
+  out[at + 3] = v & 0xff;
+  return at + 4;
+}
 
-  word(v: number): void {
-    this.byte(v >>> 24);
-    this.byte((v >>> 16) & 0xff);
-    this.byte((v >>> 8) & 0xff);
-    this.byte(v & 0xff);
-  }
+/** An unsigned 64-bit integer in canonical CBOR. */
+function writeUint64(out: Uint8Array, at: number, hi: number, lo: number): number {
+  if (hi === 0) return writeHead(out, at, 0, lo);
+  out[at] = 27;
+  return writeWord(out, writeWord(out, at + 1, hi), lo);
 }
 
 /**
@@ -107,7 +93,8 @@ function fnv64a(bytes: Uint8Array, length: number, out: Key64): Key64 {
 
 /** Computes request keys for one `(blockSizeTokens, hashSeed)` configuration; roots cached per model. */
 export class RequestKeyHasher {
-  private readonly cbor = new CborWriter();
+  /** One block's CBOR: `[parent, tokens, null]` takes at most 1 + 9 + 9 + 5 per token + 1 bytes. */
+  private readonly cbor: Uint8Array;
   private readonly seed: Key64;
   private readonly roots = new Map<string, Key64>();
 
@@ -116,6 +103,7 @@ export class RequestKeyHasher {
     readonly blockSizeTokens: number,
     hashSeed = "",
   ) {
+    this.cbor = new Uint8Array(2 + 2 * MAX_HEAD_BYTES + 5 * blockSizeTokens);
     const utf8 = new TextEncoder().encode(hashSeed);
     this.seed = fnv64a(utf8, utf8.length, { hi: 0, lo: 0 });
   }
@@ -124,15 +112,14 @@ export class RequestKeyHasher {
   root(model: string): Key64 {
     let root = this.roots.get(model);
     if (root) return root;
-    const cbor = this.cbor;
-    cbor.reset();
-    cbor.byte(CBOR_ARRAY_OF_3);
-    cbor.uint64(this.seed.hi, this.seed.lo);
-    cbor.byte(CBOR_NULL);
     const name = new TextEncoder().encode(model);
-    cbor.head(3, name.length);
-    for (const b of name) cbor.byte(b);
-    root = fnv64a(cbor.bytes, cbor.length, { hi: 0, lo: 0 });
+    const out = new Uint8Array(3 + 2 * MAX_HEAD_BYTES + name.length);
+    out[0] = CBOR_ARRAY_OF_3;
+    let at = writeUint64(out, 1, this.seed.hi, this.seed.lo);
+    out[at++] = CBOR_NULL;
+    at = writeHead(out, at, 3, name.length);
+    out.set(name, at);
+    root = fnv64a(out, at + name.length, { hi: 0, lo: 0 });
     if (this.roots.size > 1024) this.roots.clear();
     this.roots.set(model, root);
     return root;
@@ -145,13 +132,12 @@ export class RequestKeyHasher {
   next(parent: Key64, tokens: ArrayLike<number>, from: number, out: Key64): Key64 {
     const cbor = this.cbor;
     const size = this.blockSizeTokens;
-    cbor.reset();
-    cbor.byte(CBOR_ARRAY_OF_3);
-    cbor.uint64(parent.hi, parent.lo);
-    cbor.head(4, size);
-    for (let i = from; i < from + size; i++) cbor.head(0, tokens[i]!);
-    cbor.byte(CBOR_NULL);
-    return fnv64a(cbor.bytes, cbor.length, out);
+    cbor[0] = CBOR_ARRAY_OF_3;
+    let at = writeUint64(cbor, 1, parent.hi, parent.lo);
+    at = writeHead(cbor, at, 4, size);
+    for (let i = from; i < from + size; i++) at = writeHead(cbor, at, 0, tokens[i]!);
+    cbor[at++] = CBOR_NULL;
+    return fnv64a(cbor, at, out);
   }
 
   /** Folded keys of the full blocks of `tokens` (at most `maxBlocks`), chained from `model`'s root. */
