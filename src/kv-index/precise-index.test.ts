@@ -169,6 +169,14 @@ test("speculative entries count until their TTL, and an event confirms them", ()
   idx.apply([], "a", MODEL, 7000); // sweeps the expired rest
   assert.deepEqual([...matchOf(idx, tokens, ["a"], 7000).blocks], [3]);
   assert.equal(idx.stats().holders, 3);
+  idx.insertSpeculative(idx.requestKeys(tokensOf(64, 5), MODEL), "a", 7000);
+  assert.equal(idx.stats().holders, 7);
+  idx.clearPod("a");
+  assert.deepEqual(
+    [idx.stats().holders, idx.stats().keys, idx.stats().bytes],
+    [0, 0, 0],
+    "speculative ones too",
+  );
 });
 
 test("the byte budget forgets the least recently stored blocks, and the estimate stays within it", () => {

@@ -103,7 +103,6 @@ const MEMO_LIMIT = 1 << 19;
 interface PodState {
   readonly key: string;
   readonly engine: Map<number, EngineBlock>;
-  readonly holders: Set<Holder>;
   /** This pod's position in the `match` call under way, else −1. */
   column: number;
 }
@@ -250,7 +249,11 @@ export class PreciseIndex {
     const pod = this.pods.get(podKey);
     if (!pod) return;
     for (const block of pod.engine.values()) this.dropEngineBlock(block);
-    for (const holder of [...pod.holders]) this.removeHolder(holder);
+    // Every live holder is owned by an engine block or is speculative: these are what is left.
+    for (let i = this.specHead; i < this.specHolders.length; i++) {
+      const holder = this.specHolders[i]!;
+      if (holder.pod === pod) this.removeHolder(holder);
+    }
     this.pods.delete(podKey);
   }
 
@@ -496,7 +499,7 @@ export class PreciseIndex {
   private podFor(podKey: string): PodState {
     let pod = this.pods.get(podKey);
     if (!pod) {
-      pod = { key: podKey, engine: new Map(), holders: new Set(), column: -1 };
+      pod = { key: podKey, engine: new Map(), column: -1 };
       this.pods.set(podKey, pod);
     }
     return pod;
@@ -514,7 +517,6 @@ export class PreciseIndex {
     for (const holder of holders) if (holder.pod === pod) return holder;
     const holder: Holder = { key, pod, tiers: 0, specUntil: 0, alive: true };
     holders.push(holder);
-    pod.holders.add(holder);
     this.holderCount++;
     this.counters.bytes += HOLDER_BYTES;
     return holder;
@@ -523,7 +525,6 @@ export class PreciseIndex {
   private removeHolder(holder: Holder): void {
     if (!holder.alive) return;
     holder.alive = false;
-    holder.pod.holders.delete(holder);
     this.holderCount--;
     this.counters.bytes -= HOLDER_BYTES;
     const list = this.keyHolders.get(holder.key);
