@@ -113,6 +113,9 @@ test("the precise-prefix sample wires the KV-event producer into its data layer 
     ["metrics-data-source", "core-metrics-extractor", "endpoint-notification-source"],
   );
   assert.equal(metrics, true);
-  assert.equal(result.config.plugins.get("precise-prefix-cache-producer")?.type, "precise-prefix-cache-producer");
+  assert.equal(
+    result.config.plugins.get("precise-prefix-cache-producer")?.type,
+    "precise-prefix-cache-producer",
+  );
   assert.ok(!result.config.plugins.has("approx-prefix-cache-producer"), "no approximate producer auto-added");
 });
