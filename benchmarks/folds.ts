@@ -24,8 +24,7 @@ import { basename, dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { runScenario } from "../src/fleet/run-scenario.ts";
-import { percentile } from "../src/measure/percentile.ts";
-import type { RequestRecord } from "../src/measure/records.ts";
+import { waitingTail } from "../src/measure/waiting-tail.ts";
 import {
   checkCells,
   type FoldRun,
@@ -97,7 +96,12 @@ for (const [i, cell] of grid.entries()) {
   ]);
   const run = await runScenario(scenario);
   const name = policyName(cell.policy);
-  const tail = waitingTail(run.result.records, scenario.warmupS, scenario.durationS, scenario.drainS);
+  const tail = waitingTail(
+    run.result.records,
+    scenario.warmupS * 1000,
+    scenario.durationS * 1000,
+    (scenario.durationS + scenario.drainS) * 1000,
+  );
   const s = { ...run.summary, ttftMs: { ...run.summary.ttftMs, p99: tail.p99Ms } };
   runs.push({ ...cell, policy: name, summary: s, unfinished: tail.unfinished });
   const elapsed = ((Date.now() - started) / 1000).toFixed(0);
@@ -170,28 +174,6 @@ if (values.html) {
 
 /** A run with the number of its measured requests still without a first token at the drain cut. */
 type CountedRun = FoldRun & { unfinished?: number };
-
-/**
- * TTFT p99 (ms) over the requests that arrived in [warmupS, durationS) and did not fail, with a
- * request that has no first token by the drain cut counted as waiting until the cut.
- */
-function waitingTail(
-  records: readonly RequestRecord[],
-  warmupS: number,
-  durationS: number,
-  drainS: number,
-): { p99Ms: number; unfinished: number } {
-  const cutMs = (durationS + drainS) * 1000;
-  const waits: number[] = [];
-  let unfinished = 0;
-  for (const r of records) {
-    if (r.arrivalMs < warmupS * 1000 || r.arrivalMs >= durationS * 1000 || r.error !== undefined) continue;
-    const started = Number.isFinite(r.firstTokenMs);
-    if (!started) unfinished++;
-    waits.push((started ? r.firstTokenMs : cutMs) - r.arrivalMs);
-  }
-  return { p99Ms: percentile(waits, 99), unfinished };
-}
 
 /** Markdown: unfinished requests per policy × load × fold, seeds in order. */
 function unfinishedTable(all: readonly CountedRun[]): string {
