@@ -36,8 +36,12 @@ const STATEFUL_PARAMS: Record<string, unknown> = {
   "concurrency-detector": { concurrencyMode: "hybrid", maxTokenConcurrency: 1000 },
 };
 
-/** Types that keep no per-request state with their sample parameters (nothing in flight shows). */
-const STATELESS_BY_DEFAULT = new Set(["priority-headroom-filter"]);
+/**
+ * Types that keep no per-request state with their sample parameters (nothing in flight shows).
+ * no-hit-lru-scorer hooks completions only for `coldPlacement: footprint`, whose session
+ * footprints outlive a request on purpose (for `footprintIdleSeconds`, its own unit test).
+ */
+const STATELESS_BY_DEFAULT = new Set(["priority-headroom-filter", "no-hit-lru-scorer"]);
 
 const isTracked = (p: Plugin): p is Plugin & Tracked =>
   isPreRequest(p) && isResponseHooks(p) && typeof (p as ResponseHooks).onResponseComplete === "function";
