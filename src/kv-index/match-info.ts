@@ -27,7 +27,10 @@ export interface PrefixMatchResult {
   blockSizeTokens: number;
   /** Prompt length in tokens (uncapped). */
   promptTokens: number;
-  /** Chained block hashes considered (length = totalBlocks); reused by the optimistic insert. */
+  /**
+   * Chained block hashes considered, reused by the optimistic insert: all `totalBlocks` of them,
+   * or (the precise producer) at least those any endpoint matched.
+   */
   hashes: Float64Array;
   /** Match per endpoint key; endpoints absent here have no information. */
   byEndpoint: Map<string, PrefixCacheMatchInfo>;

@@ -22,6 +22,9 @@ import type { HostedPlugin, PluginMetric } from "../../framework/hosted.ts";
 import type { SchedulingContext, SchedulingResult } from "../../framework/types.ts";
 import { chosenEndpoints } from "./chosen-endpoints.ts";
 
+/** Blocks whose keys a match computes first (then ×4 while some endpoint holds them all). */
+const LEADING_BLOCKS = 32;
+
 /** Memory budget of the index when `costAwareMemoryConfig.size` does not set one. */
 export const DEFAULT_INDEX_BYTES = 1024 ** 3;
 
@@ -133,15 +136,15 @@ export class PrecisePrefixCache implements Omit<HostedPlugin, "type" | "name"> {
     const request = ctx.request;
     // Tokenized once per request: later plugins read the same `request.tokens`.
     const tokens = (request.tokens ??= this.tokenizer.encode(request.promptText));
-    const keys = this.index.requestKeys(tokens, request.model);
-    const endpointKeys = endpoints.map((e) => e.metadata.key);
-    const matched = this.index.match(keys, endpointKeys, this.clock.now());
-    const byEndpoint = new Map<string, PrefixCacheMatchInfo>();
     const blockSizeTokens = this.blockSizeTokens;
+    const totalBlocks = Math.floor(tokens.length / blockSizeTokens);
+    const endpointKeys = endpoints.map((e) => e.metadata.key);
+    const { keys, matched } = this.matchLeading(tokens, request.model, totalBlocks, endpointKeys);
+    const byEndpoint = new Map<string, PrefixCacheMatchInfo>();
     for (let i = 0; i < endpointKeys.length; i++) {
       byEndpoint.set(endpointKeys[i]!, {
         matchBlocks: matched.blocks[i]!,
-        totalBlocks: keys.length,
+        totalBlocks,
         blockSizeTokens,
         weightedMatchBlocks: matched.weighted[i]!,
       });
@@ -155,13 +158,37 @@ export class PrecisePrefixCache implements Omit<HostedPlugin, "type" | "name"> {
     ctx.state.set(this.stateKey, result);
   }
 
+  /**
+   * Request keys of the leading blocks and the match over them, computing keys only as far as a
+   * match can reach: the first 32 blocks, then four times as many while some endpoint holds them
+   * all. A prompt nobody holds costs 32 keys, not one per block; a conversation's next turn costs
+   * its shared prefix (remembered keys) and a few new blocks.
+   */
+  private matchLeading(
+    tokens: Uint32Array,
+    model: string,
+    totalBlocks: number,
+    endpointKeys: readonly string[],
+  ) {
+    const now = this.clock.now();
+    for (let count = Math.min(totalBlocks, LEADING_BLOCKS); ; count = Math.min(totalBlocks, count * 4)) {
+      const keys = this.index.requestKeys(tokens, model, count);
+      const matched = this.index.match(keys, endpointKeys, now);
+      if (count === totalBlocks || Math.max(0, ...matched.blocks) < count) return { keys, matched };
+    }
+  }
+
   /** The chosen endpoints hold the prompt's blocks until `speculativeTTL` passes (with `speculativeIndexing`). */
   preRequest(ctx: SchedulingContext, result: SchedulingResult): void {
     const match = readPrefixMatch(ctx.state, this.stateKey);
-    if (!match) return;
+    const tokens = ctx.request.tokens;
+    if (!match || !tokens) return;
+    const total = Math.floor(tokens.length / this.blockSizeTokens);
+    const keys =
+      match.hashes.length === total ? match.hashes : this.index.requestKeys(tokens, ctx.request.model);
     const now = this.clock.now();
     for (const endpoint of chosenEndpoints(result))
-      this.index.insertSpeculative(match.hashes, endpoint.metadata.key, now);
+      this.index.insertSpeculative(keys, endpoint.metadata.key, now);
   }
 
   async start(): Promise<void> {
