@@ -123,9 +123,26 @@ test("alpha plugins need allowExperimentalPlugins; deprecated aliases warn", () 
 test("default producers are auto-added for consumed data and run before their consumers", () => {
   const config = loadConfig(doc("plugins: [{type: prefix-cache-scorer}, {type: token-load-scorer}]"));
   const order = config.scheduler.parts.producers.map((p) => p.type);
-  assert.deepEqual(order, ["token-producer", "approx-prefix-cache-producer", "inflight-load-producer"]);
+  assert.deepEqual(order, ["approx-prefix-cache-producer", "inflight-load-producer"]);
   const explicit = loadConfig(doc("plugins: [{type: queue-scorer}]"));
   assert.equal(explicit.scheduler.parts.producers.length, 0, "nothing consumed, nothing added");
+  const precise = loadConfig(
+    doc("plugins: [{type: precise-prefix-cache-producer}, {type: precise-prefix-cache-scorer}]"),
+  );
+  assert.deepEqual(
+    precise.scheduler.parts.producers.map((p) => p.type),
+    ["token-producer", "precise-prefix-cache-producer"],
+    "a consumer that needs tokens gets the token producer, first",
+  );
+});
+
+test("data a plugin only uses is read when configured but never auto-added", () => {
+  const listed = loadConfig(doc("plugins: [{type: prefix-cache-scorer}, {type: token-producer}]"));
+  assert.deepEqual(
+    listed.scheduler.parts.producers.map((p) => p.type),
+    ["token-producer", "approx-prefix-cache-producer"],
+    "a configured token producer runs before the prefix producer that uses its tokens",
+  );
 });
 
 test("feature gates: known gates, name=value forms, unknown rejected", () => {

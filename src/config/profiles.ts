@@ -98,15 +98,14 @@ function buildProfile(
 
 /** Producers ordered so each runs after the producers of the data keys it consumes (stable). */
 export function orderProducers(producers: readonly DataProducer[], set: PluginSet): DataProducer[] {
-  const keysOf = (p: Plugin, field: "produces" | "consumes") =>
+  const keysOf = (p: Plugin, field: "produces" | "consumes" | "uses") =>
     set.resolved.get(p.name)?.definition[field] ?? [];
+  const reads = (p: Plugin) => [...keysOf(p, "consumes"), ...keysOf(p, "uses")];
   const ordered: DataProducer[] = [];
   const pending = [...producers];
   while (pending.length > 0) {
     const ready = pending.findIndex((p) =>
-      keysOf(p, "consumes").every(
-        (key) => !pending.some((q) => q !== p && keysOf(q, "produces").includes(key)),
-      ),
+      reads(p).every((key) => !pending.some((q) => q !== p && keysOf(q, "produces").includes(key))),
     );
     // A dependency cycle cannot be ordered: fall back to config order for the rest.
     ordered.push(...pending.splice(Math.max(ready, 0), ready < 0 ? pending.length : 1));

@@ -45,4 +45,6 @@ export interface PluginDefinition<P = unknown> {
   produces?: readonly string[];
   /** Data keys this plugin reads; the config loader auto-adds the default producer of a key nobody produces. */
   consumes?: readonly string[];
+  /** Data keys this plugin reads when a configured producer writes them, and does without otherwise. */
+  uses?: readonly string[];
 }

@@ -146,6 +146,8 @@ export const definition: PluginDefinition<ApproxPrefixParams> = {
     "Router-side approximate prefix index: per-endpoint matched prompt blocks (PrefixCacheMatchInfo)",
   parameters,
   produces: [PREFIX_CACHE_MATCH_INFO],
-  consumes: [TOKENIZED_PROMPT],
+  // Without a configured token-producer it hashes the prompt text in the estimate tokenizer's
+  // blocks itself, so none is auto-added (llm-d adds one that would tokenize every prompt first).
+  uses: [TOKENIZED_PROMPT],
   create: (params, env) => new ApproxPrefixCacheProducer(env.name, params, env.tokenizer),
 };
