@@ -128,7 +128,7 @@ export function wekaPlan(session: WekaSession, instance: number, options: WekaPl
         build: () => {
           if (k === 0) shared.rememberLeading(row.hash_runs, warmBlocks, sharedNs);
           const kind = agent === "main" ? "main" : "sub-agent";
-          return wekaRequest(row, ns, shared.view(), `${agent}:${row.i}`, kind, `${ns}:${chain}`);
+          return wekaRequest(row, ns, shared.view(), `${chain}:${row.i}`, kind, `${ns}:${chain}`);
         },
       })),
     };

@@ -113,6 +113,29 @@ describe("closed-loop sessions", () => {
     assert.equal(s.done, true);
   });
 
+  it("Weka: two sub-agents of one type get distinct request ids and prompt tails", () => {
+    const twins: WekaSession = {
+      session: "s",
+      toolTokens: 0,
+      systemTokens: 0,
+      subagents: ["x1", "x2"].map((agent_id) => ({ agent_id, subagent_type: "Explore", t_spawn: 5 })),
+      agents: new Map([
+        ["main", [row("main", 0, 0, 0)]],
+        ["x1", [row("x1", 0, 5, 0)]],
+        ["x2", [row("x2", 0, 5, 0)]],
+      ]),
+    };
+    const s = new AgentSession(wekaPlan(twins, 0, { warmFraction: 1, thinkCapMs: 60_000 }));
+    const [main] = s.start();
+    const spawned = s.onComplete(main!.request.id).map((d) => d.request);
+    assert.deepEqual(
+      spawned.map((r) => r.id),
+      ["weka:s#0:x1:0", "weka:s#0:x2:0"],
+    );
+    const tails = spawned.map((r) => r.segments.at(-1)!.ns);
+    assert.notEqual(tails[0], tails[1]);
+  });
+
   it("Weka: segments resolve shared blocks as known when the request was built, on every read", () => {
     // Two sub-agents spawned together: A maps id 1 to its shared namespace, then B (built right
     // after A) maps ids 1-3; A's request must keep ids 2 and 3 in its own namespace.
