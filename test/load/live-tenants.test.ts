@@ -26,7 +26,8 @@ const SPEED = 4;
 
 async function startSim(model: string): Promise<SimServer> {
   const parsed = parseSimConfig(
-    { model, port: 0, host: "127.0.0.1", profile: "h200-llama3-8b", speed: SPEED },
+    // The stand-in tokenizer, as the fleet runs this scenario: the test is about flow control.
+    { model, port: 0, host: "127.0.0.1", profile: "h200-llama3-8b", speed: SPEED, tokenizer: "char4" },
     {},
   );
   assert.ok(parsed.ok, parsed.ok ? "" : parsed.error);
