@@ -4,6 +4,7 @@
  * command line) or an already-parsed mapping (the `--config` YAML file).
  */
 import { z } from "zod";
+import { jsonOrMapping } from "./json-flag.ts";
 
 /** The keys vLLM's KVEventsConfig has; anything else is refused. */
 export const KV_EVENTS_CONFIG_KEYS = [
@@ -61,29 +62,17 @@ export interface KvEventsConfig {
 }
 
 /** The `kv-events-config` schema of src/sim/config.ts: JSON text or a mapping → `KvEventsConfig`. */
-export const kvEventsConfigSchema = z
-  .union([z.string(), z.record(z.string(), z.unknown())])
-  .transform((v, ctx) => {
-    if (typeof v !== "string") return v;
-    try {
-      return JSON.parse(v) as unknown;
-    } catch (err) {
-      ctx.addIssue({ code: "custom", message: `not JSON: ${(err as Error).message}` });
-      return z.NEVER;
-    }
-  })
-  .pipe(kvEventsObject)
-  .transform(
-    (v): KvEventsConfig => ({
-      enabled: v.enable_kv_cache_events && (v.publisher ?? "zmq") === "zmq",
-      endpoint: v.endpoint,
-      replayEndpoint: v.replay_endpoint,
-      topic: v.topic,
-      bufferSteps: v.buffer_steps,
-      hwm: v.hwm,
-      maxQueueSize: v.max_queue_size,
-    }),
-  );
+export const kvEventsConfigSchema = jsonOrMapping(kvEventsObject).transform(
+  (v): KvEventsConfig => ({
+    enabled: v.enable_kv_cache_events && (v.publisher ?? "zmq") === "zmq",
+    endpoint: v.endpoint,
+    replayEndpoint: v.replay_endpoint,
+    topic: v.topic,
+    bufferSteps: v.buffer_steps,
+    hwm: v.hwm,
+    maxQueueSize: v.max_queue_size,
+  }),
+);
 
 /**
  * Resolves vLLM-style `${NAME}` placeholders in a topic: `${PORT}` is the HTTP port, `${MODEL}` the

@@ -8,6 +8,7 @@
  * NIXL, as config layers.
  */
 import { z } from "zod";
+import { jsonOrMapping } from "./json-flag.ts";
 
 /** What a server of each role accepts. */
 export const KV_ROLES = ["kv_both", "kv_producer", "kv_consumer"] as const;
@@ -34,26 +35,14 @@ export interface KvTransferConfig {
 }
 
 /** The `kv-transfer-config` schema of src/sim/config.ts: JSON text or a mapping. */
-export const kvTransferConfigSchema = z
-  .union([z.string(), z.record(z.string(), z.unknown())])
-  .transform((v, ctx) => {
-    if (typeof v !== "string") return v;
-    try {
-      return JSON.parse(v) as unknown;
-    } catch (err) {
-      ctx.addIssue({ code: "custom", message: `not JSON: ${(err as Error).message}` });
-      return z.NEVER;
-    }
-  })
-  .pipe(kvTransferObject)
-  .transform(
-    (v): KvTransferConfig => ({
-      connector: v.kv_connector,
-      role: v.kv_role,
-      engineId: v.engine_id,
-      failurePolicy: v.kv_load_failure_policy,
-    }),
-  );
+export const kvTransferConfigSchema = jsonOrMapping(kvTransferObject).transform(
+  (v): KvTransferConfig => ({
+    connector: v.kv_connector,
+    role: v.kv_role,
+    engineId: v.engine_id,
+    failurePolicy: v.kv_load_failure_policy,
+  }),
+);
 
 /** True when a server of `role` serves the prefill leg (`do_remote_decode`). */
 export function servesPrefillLeg(role: KvRole): boolean {
