@@ -4,25 +4,19 @@
  * precise index of what each holds on which tier, and matches the request's tokens against it.
  */
 import { TOKENIZED_PROMPT, PREFIX_CACHE_MATCH_INFO } from "../../framework/data-keys.ts";
-import type { HostedPlugin, KvEventConsumer, PluginMetric } from "../../framework/hosted.ts";
 import type { DataProducer, PreRequest, SchedulingContext, SchedulingResult } from "../../framework/types.ts";
 import type { Endpoint } from "../../../endpoints/endpoint.ts";
-import type { IndexKvEvent } from "../../../kv-index/index.ts";
 import type { PluginDefinition } from "../../../plugin/types.ts";
 import {
+  PreciseCachePlugin,
   PrecisePrefixCache,
   type PrecisePrefixParams,
   precisePrefixParameters,
 } from "../shared/precise-prefix.ts";
 
 /** The producer instance; `cache` holds the index (for tests, benchmarks and the fleet's direct feed). */
-export class PrecisePrefixCacheProducer implements DataProducer, HostedPlugin, KvEventConsumer {
+export class PrecisePrefixCacheProducer extends PreciseCachePlugin implements DataProducer {
   readonly type = "precise-prefix-cache-producer";
-
-  constructor(
-    readonly name: string,
-    readonly cache: PrecisePrefixCache,
-  ) {}
 
   get stateKey(): string {
     return this.cache.stateKey;
@@ -30,26 +24,6 @@ export class PrecisePrefixCacheProducer implements DataProducer, HostedPlugin, K
 
   produce(ctx: SchedulingContext, endpoints: readonly Endpoint[]): void {
     this.cache.produce(ctx, endpoints);
-  }
-
-  start(): Promise<void> {
-    return this.cache.start();
-  }
-
-  endpointsChanged(endpoints: readonly Endpoint[]): void {
-    this.cache.endpointsChanged(endpoints);
-  }
-
-  kvEvents(events: readonly IndexKvEvent[], endpointKey: string, model: string): void {
-    this.cache.kvEvents(events, endpointKey, model);
-  }
-
-  close(): Promise<void> {
-    return this.cache.close();
-  }
-
-  metrics(): readonly PluginMetric[] {
-    return this.cache.metrics();
   }
 }
 

@@ -3,25 +3,20 @@
  * `precise-prefix-cache-producer` and a score of the tier-weighted fraction of the prompt's blocks
  * each endpoint holds. llm-d recommends the producer with `prefix-cache-scorer` instead.
  */
-import { type IndexKvEvent, matchRatio, readPrefixMatch } from "../../../kv-index/index.ts";
-import type { HostedPlugin, KvEventConsumer, PluginMetric } from "../../framework/hosted.ts";
+import { matchRatio, readPrefixMatch } from "../../../kv-index/index.ts";
 import type { PreRequest, SchedulingContext, SchedulingResult, Scorer } from "../../framework/types.ts";
 import type { Endpoint } from "../../../endpoints/endpoint.ts";
 import type { PluginDefinition } from "../../../plugin/types.ts";
 import {
+  PreciseCachePlugin,
   PrecisePrefixCache,
   type PrecisePrefixParams,
   precisePrefixParameters,
 } from "../shared/precise-prefix.ts";
 
-class PrecisePrefixCacheScorer implements Scorer, PreRequest, HostedPlugin, KvEventConsumer {
+class PrecisePrefixCacheScorer extends PreciseCachePlugin implements Scorer, PreRequest {
   readonly type = "precise-prefix-cache-scorer";
   readonly category = "affinity";
-
-  constructor(
-    readonly name: string,
-    private readonly cache: PrecisePrefixCache,
-  ) {}
 
   score(ctx: SchedulingContext, endpoints: readonly Endpoint[]): Float64Array {
     this.cache.produce(ctx, endpoints);
@@ -34,26 +29,6 @@ class PrecisePrefixCacheScorer implements Scorer, PreRequest, HostedPlugin, KvEv
 
   preRequest(ctx: SchedulingContext, result: SchedulingResult): void {
     if (this.cache.speculativeIndexing) this.cache.preRequest(ctx, result);
-  }
-
-  start(): Promise<void> {
-    return this.cache.start();
-  }
-
-  endpointsChanged(endpoints: readonly Endpoint[]): void {
-    this.cache.endpointsChanged(endpoints);
-  }
-
-  kvEvents(events: readonly IndexKvEvent[], endpointKey: string, model: string): void {
-    this.cache.kvEvents(events, endpointKey, model);
-  }
-
-  close(): Promise<void> {
-    return this.cache.close();
-  }
-
-  metrics(): readonly PluginMetric[] {
-    return this.cache.metrics();
   }
 }
 

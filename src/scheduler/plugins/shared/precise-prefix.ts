@@ -18,7 +18,7 @@ import {
 import type { Clock } from "../../../core/clock.ts";
 import type { Tokenizer } from "../../../tokenizer/tokenizer.ts";
 import { attributeKey, PREFIX_CACHE_MATCH_INFO } from "../../framework/data-keys.ts";
-import type { HostedPlugin, PluginMetric } from "../../framework/hosted.ts";
+import type { HostedPlugin, KvEventConsumer, PluginMetric } from "../../framework/hosted.ts";
 import type { SchedulingContext, SchedulingResult } from "../../framework/types.ts";
 import { chosenEndpoints } from "./chosen-endpoints.ts";
 
@@ -302,5 +302,39 @@ export class PrecisePrefixCache implements Omit<HostedPlugin, "type" | "name"> {
         () => events()?.unknownPod ?? 0,
       ),
     ];
+  }
+}
+
+/**
+ * A plugin built on a `PrecisePrefixCache` (the producer and the monolithic scorer): its hosted
+ * lifecycle and the fleet's direct event feed are the cache's.
+ */
+export abstract class PreciseCachePlugin implements HostedPlugin, KvEventConsumer {
+  abstract readonly type: string;
+
+  constructor(
+    readonly name: string,
+    /** The index and subscriber (read by tests, benchmarks and the fleet's direct feed). */
+    readonly cache: PrecisePrefixCache,
+  ) {}
+
+  start(): Promise<void> {
+    return this.cache.start();
+  }
+
+  endpointsChanged(endpoints: readonly Endpoint[]): void {
+    this.cache.endpointsChanged(endpoints);
+  }
+
+  kvEvents(events: readonly IndexKvEvent[], endpointKey: string, model: string): void {
+    this.cache.kvEvents(events, endpointKey, model);
+  }
+
+  close(): Promise<void> {
+    return this.cache.close();
+  }
+
+  metrics(): readonly PluginMetric[] {
+    return this.cache.metrics();
   }
 }
