@@ -4,12 +4,11 @@
  * CPU time each process spends (from /proc, so the result holds on a shared machine).
  */
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
-import { once } from "node:events";
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { freePort } from "../../src/core/free-port.ts";
 
 /** A server under test. */
 export interface Target {
@@ -63,14 +62,6 @@ export function startRouterProcess(
 /** Starts the bare Node.js proxy (node-floor.ts) over `upstreams`. */
 export function startNodeFloor(upstreams: readonly string[]): Promise<{ url: string; child: ChildProcess }> {
   return startListener([NODE_FLOOR, ...upstreams]);
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer().listen(0, "127.0.0.1");
-  await once(server, "listening");
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
 }
 
 async function waitReachable(url: string): Promise<void> {

@@ -5,8 +5,8 @@
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { once } from "node:events";
-import { createServer } from "node:net";
 import { fileURLToPath } from "node:url";
+import { freePort } from "../core/free-port.ts";
 
 /** How to start the replicas. */
 export interface SimReplicaOptions {
@@ -36,16 +36,6 @@ export interface SimReplicas {
  * would not inherit through `execArgv`).
  */
 const CLI_BIN = fileURLToPath(new URL("../../bin/llmd.js", import.meta.url));
-
-/** A port the OS reports free right now (a child binds it a moment later). */
-async function freePort(): Promise<number> {
-  const server = createServer();
-  server.listen(0, "127.0.0.1");
-  await once(server, "listening");
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 async function ports(options: SimReplicaOptions): Promise<number[]> {
   const list: number[] = [];

@@ -7,7 +7,6 @@
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
@@ -18,6 +17,7 @@ import { endpointsFromFile } from "../../src/doctor/inventory.ts";
 import type { SimServer } from "../../src/sim/server.ts";
 import { MODEL, startSims } from "../router/harness.ts";
 import { startRouter, type Router } from "../../src/gateway/router.ts";
+import { freePort } from "../../src/core/free-port.ts";
 
 const CLI = fileURLToPath(new URL("../../bin/llmd.js", import.meta.url));
 const transfer = (role: string, connector = "NixlConnector", engineId?: string) =>
@@ -33,15 +33,6 @@ async function sim(name: string, kvTransferConfig: string | undefined, extra: Re
   const overrides = kvTransferConfig ? { "kv-transfer-config": kvTransferConfig, ...extra } : extra;
   const [server] = await startSims(1, overrides);
   sims[name] = server!;
-}
-
-/** A port nothing listens on: bound once, then released. */
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
 }
 
 before(async () => {

@@ -5,20 +5,12 @@
  * the skipped one counted lost.
  */
 import assert from "node:assert/strict";
-import { createServer } from "node:net";
 import { after, before, describe, it } from "node:test";
 import { KvEventSubscriber } from "../../src/kv-events/subscriber.ts";
 import type { SimServer } from "../../src/sim/server.ts";
 import { promptOfTokens } from "../sim/helpers.ts";
 import { eventually, MODEL, startSims } from "../router/harness.ts";
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "0.0.0.0", resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
+import { freePort } from "../../src/core/free-port.ts";
 
 describe("a dead replay socket", () => {
   let sim: SimServer;
@@ -26,7 +18,7 @@ describe("a dead replay socket", () => {
   let batches = 0;
 
   before(async () => {
-    const socketPort = await freePort();
+    const socketPort = await freePort("0.0.0.0");
     process.env.LLMD_KV_EVENTS_SKIP_SEQS = "1";
     [sim] = (await startSims(1, {
       "kv-events-config": JSON.stringify({ enable_kv_cache_events: true, endpoint: `tcp://*:${socketPort}` }),
@@ -38,7 +30,7 @@ describe("a dead replay socket", () => {
         zmqEndpoint: "",
         topicFilter: "kv@",
         socketPort,
-        replaySocketPort: await freePort(), // nothing listens there
+        replaySocketPort: await freePort("0.0.0.0"), // nothing listens there
         replayTimeoutMs: 300,
         engineType: "vllm",
       },

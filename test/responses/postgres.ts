@@ -7,11 +7,11 @@
  */
 import { execFile, execFileSync } from "node:child_process";
 import { chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { delimiter, join } from "node:path";
 import { promisify } from "node:util";
 import pg from "pg";
+import { freePort } from "../../src/core/free-port.ts";
 
 const run = promisify(execFile);
 
@@ -57,20 +57,6 @@ function postgresUser(): { uid: number; gid: number } {
   if (!fields || fields.length < 4)
     throw new Error("running as root, but there is no user 'postgres' to own the test cluster");
   return { uid: Number(fields[2]), gid: Number(fields[3]) };
-}
-
-/** A loopback port nobody listens on right now. */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      server.close(() =>
-        typeof address === "object" && address ? resolve(address.port) : reject(new Error("no port")),
-      );
-    });
-  });
 }
 
 /** Runs `command args` as the cluster's owner: `postgres` via runuser when root, else ourselves. */

@@ -13,25 +13,18 @@
 import assert from "node:assert/strict";
 import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { createConnection, createServer } from "node:net";
+import { createConnection } from "node:net";
 import { tmpdir } from "node:os";
 import { delimiter, join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import OpenAI from "openai";
 import { exitOf, MODEL, type RouterProcess, type SimProcess, spawnRouter, spawnSim } from "./harness.ts";
+import { freePort } from "../../src/core/free-port.ts";
 
 /** The nginx binary: on PATH, or Debian's /usr/sbin (not on a non-root PATH). */
 function findNginx(): string | undefined {
   const dirs = [...(process.env.PATH ?? "").split(delimiter), "/usr/sbin", "/usr/local/sbin"];
   return dirs.map((d) => join(d, "nginx")).find((path) => existsSync(path));
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer().listen(0, "127.0.0.1");
-  await new Promise((resolve) => server.once("listening", resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
 }
 
 /** Resolves once something accepts TCP connections on the loopback `port`. */

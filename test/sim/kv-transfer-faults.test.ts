@@ -6,10 +6,10 @@
  * same blocks, and stale transfer metadata after a prefill restart (new engine id, same ports).
  */
 import assert from "node:assert/strict";
-import { createServer } from "node:http";
 import { after, test } from "node:test";
 import { exitOf, MODEL as PROCESS_MODEL, type SimProcess, spawnSim } from "../router/harness.ts";
 import { MODEL, metric, promptOfTokens, scrape, startTestSim, waitForMetrics } from "./helpers.ts";
+import { freePort } from "../../src/core/free-port.ts";
 
 /** The fields of a leg's answer the tests read. */
 interface LegReply {
@@ -66,14 +66,6 @@ async function spawn(args: string[]): Promise<SimProcess> {
 async function kill(sim: SimProcess): Promise<void> {
   sim.child.kill("SIGKILL");
   await exitOf(sim.child);
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer().listen(0, "127.0.0.1");
-  await new Promise((resolve) => server.once("listening", resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
 }
 
 test("an injected transfer failure falls back to a local prefill; the prefill's KV is released", async () => {
