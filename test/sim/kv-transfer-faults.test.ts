@@ -9,46 +9,22 @@ import assert from "node:assert/strict";
 import { after, test } from "node:test";
 import { exitOf, MODEL as PROCESS_MODEL, type SimProcess, spawnSim } from "../router/harness.ts";
 import { MODEL, metric, promptOfTokens, scrape, startTestSim, waitForMetrics } from "./helpers.ts";
+import { NIXL, PREFILL_PARAMS, postLeg } from "./kv-legs.ts";
+
+const NIXL_JSON = JSON.stringify(NIXL);
 import { freePort } from "../../src/core/free-port.ts";
 
-/** The fields of a leg's answer the tests read. */
-interface LegReply {
-  object: string;
-  kv_transfer_params: {
-    do_remote_prefill: boolean;
-    do_remote_decode: boolean;
-    remote_engine_id: string;
-    remote_block_ids: number[];
-    remote_host: string;
-    remote_port: number;
-    tp_size: number;
-  };
-  usage: {
-    prompt_tokens: number;
-    completion_tokens: number;
-    prompt_tokens_details: { cached_tokens: number };
-  };
-  error: { code: string; param: string };
-}
-
-const NIXL = JSON.stringify({ kv_connector: "NixlConnector", kv_role: "kv_both" });
-const PREFILL_PARAMS = { do_remote_decode: true, do_remote_prefill: false };
 const children: SimProcess[] = [];
 after(() => {
   for (const c of children) c.child.kill("SIGKILL");
 });
 
 async function chat(url: string, model: string, tag: string, extra: Record<string, unknown>) {
-  const res = await fetch(`${url}/v1/chat/completions`, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({
-      model,
-      messages: [{ role: "user", content: promptOfTokens(400, tag) }],
-      ...extra,
-    }),
+  return postLeg(url, "/v1/chat/completions", {
+    model,
+    messages: [{ role: "user", content: promptOfTokens(400, tag) }],
+    ...extra,
   });
-  return { status: res.status, json: (await res.json()) as LegReply };
 }
 
 const prefillLeg = (url: string, model: string, tag: string) =>
@@ -69,8 +45,8 @@ async function kill(sim: SimProcess): Promise<void> {
 }
 
 test("an injected transfer failure falls back to a local prefill; the prefill's KV is released", async () => {
-  const prefill = await startTestSim({ "kv-transfer-config": NIXL });
-  const decode = await startTestSim({ "kv-transfer-config": NIXL, "kv-transfer-failure-rate": 100 });
+  const prefill = await startTestSim({ "kv-transfer-config": NIXL_JSON });
+  const decode = await startTestSim({ "kv-transfer-config": NIXL_JSON, "kv-transfer-failure-rate": 100 });
   try {
     const first = await prefillLeg(prefill.url, MODEL, "inject");
     const second = await decodeLeg(decode.url, MODEL, "inject", first.json.kv_transfer_params);
@@ -93,7 +69,7 @@ test("under kv_load_failure_policy fail, a failed pull is a 503 kv_transfer_fail
     kv_role: "kv_both",
     kv_load_failure_policy: "fail",
   });
-  const prefill = await startTestSim({ "kv-transfer-config": NIXL });
+  const prefill = await startTestSim({ "kv-transfer-config": NIXL_JSON });
   const decode = await startTestSim({ "kv-transfer-config": failing, "kv-transfer-failure-rate": 100 });
   try {
     const first = await prefillLeg(prefill.url, MODEL, "policy");
@@ -108,8 +84,8 @@ test("under kv_load_failure_policy fail, a failed pull is a 503 kv_transfer_fail
 });
 
 test("a second pull of the same blocks is refused and recomputes; a pull for another prompt too", async () => {
-  const prefill = await startTestSim({ "kv-transfer-config": NIXL });
-  const decode = await startTestSim({ "kv-transfer-config": NIXL });
+  const prefill = await startTestSim({ "kv-transfer-config": NIXL_JSON });
+  const decode = await startTestSim({ "kv-transfer-config": NIXL_JSON });
   try {
     const first = await prefillLeg(prefill.url, MODEL, "twice");
     const params = first.json.kv_transfer_params;
@@ -133,7 +109,7 @@ test("a second pull of the same blocks is refused and recomputes; a pull for ano
 });
 
 test("a decode that never pulls: the abort timeout frees the prefill's KV", async () => {
-  const prefill = await startTestSim({ "kv-transfer-config": NIXL, "kv-abort-timeout": "200ms" });
+  const prefill = await startTestSim({ "kv-transfer-config": NIXL_JSON, "kv-abort-timeout": "200ms" });
   try {
     const first = await prefillLeg(prefill.url, MODEL, "stranded");
     assert.ok(first.json.kv_transfer_params.remote_block_ids.length > 0);
@@ -146,8 +122,8 @@ test("a decode that never pulls: the abort timeout frees the prefill's KV", asyn
 });
 
 test("a prefill process killed between the legs: the decode recomputes the prefill", async () => {
-  const prefill = await spawn(["--kv-transfer-config", NIXL]);
-  const decode = await startTestSim({ model: PROCESS_MODEL, "kv-transfer-config": NIXL });
+  const prefill = await spawn(["--kv-transfer-config", NIXL_JSON]);
+  const decode = await startTestSim({ model: PROCESS_MODEL, "kv-transfer-config": NIXL_JSON });
   try {
     const first = await prefillLeg(prefill.url, PROCESS_MODEL, "killed");
     assert.equal(first.status, 200);
@@ -164,8 +140,8 @@ test("a prefill process killed between the legs: the decode recomputes the prefi
 });
 
 test("a decode process killed mid-stream leaves no KV held on the prefill", async () => {
-  const prefill = await startTestSim({ model: PROCESS_MODEL, "kv-transfer-config": NIXL });
-  const decode = await spawn(["--kv-transfer-config", NIXL, "--inter-token-latency", "50ms"]);
+  const prefill = await startTestSim({ model: PROCESS_MODEL, "kv-transfer-config": NIXL_JSON });
+  const decode = await spawn(["--kv-transfer-config", NIXL_JSON, "--inter-token-latency", "50ms"]);
   try {
     const first = await prefillLeg(prefill.url, PROCESS_MODEL, "mid-stream");
     const res = await fetch(`${decode.url}/v1/chat/completions`, {
@@ -196,9 +172,9 @@ test("a decode process killed mid-stream leaves no KV held on the prefill", asyn
 test("stale metadata after a prefill restart: the new engine refuses the pull, the decode recomputes", async () => {
   const port = String(await freePort());
   const sideChannel = String(await freePort());
-  const args = ["--kv-transfer-config", NIXL, "--port", port, "--kv-side-channel-port", sideChannel];
+  const args = ["--kv-transfer-config", NIXL_JSON, "--port", port, "--kv-side-channel-port", sideChannel];
   const before = await spawn(args);
-  const decode = await startTestSim({ model: PROCESS_MODEL, "kv-transfer-config": NIXL });
+  const decode = await startTestSim({ model: PROCESS_MODEL, "kv-transfer-config": NIXL_JSON });
   try {
     const first = await prefillLeg(before.url, PROCESS_MODEL, "restart");
     await kill(before);

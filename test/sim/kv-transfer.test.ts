@@ -7,36 +7,7 @@ import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
 import type { SimServer } from "../../src/sim/server.ts";
 import { MODEL, metric, promptOfTokens, scrape, startTestSim, waitForMetrics } from "./helpers.ts";
-
-/** The fields of a leg's answer the tests read. */
-interface LegReply {
-  object: string;
-  kv_transfer_params: {
-    do_remote_prefill: boolean;
-    do_remote_decode: boolean;
-    remote_engine_id: string;
-    remote_block_ids: number[];
-    remote_host: string;
-    remote_port: number;
-    tp_size: number;
-  };
-  usage: {
-    prompt_tokens: number;
-    completion_tokens: number;
-    prompt_tokens_details: { cached_tokens: number };
-  };
-  error: { code: string; param: string };
-}
-
-const NIXL = { kv_connector: "NixlConnector", kv_role: "kv_both" };
-const PREFILL_PARAMS = {
-  do_remote_decode: true,
-  do_remote_prefill: false,
-  remote_engine_id: null,
-  remote_block_ids: null,
-  remote_host: null,
-  remote_port: null,
-};
+import { type LegReply, NIXL, PREFILL_PARAMS, postLeg } from "./kv-legs.ts";
 
 let prefill: SimServer;
 let decode: SimServer;
@@ -49,20 +20,11 @@ after(async () => {
   await Promise.all([prefill.close(), decode.close()]);
 });
 
-async function post(url: string, path: string, body: unknown): Promise<{ status: number; json: LegReply }> {
-  const res = await fetch(`${url}${path}`, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify(body),
-  });
-  return { status: res.status, json: (await res.json()) as LegReply };
-}
-
 const messages = (tag: string) => [{ role: "user", content: promptOfTokens(600, tag) }];
 
 test("the prefill leg returns NixlConnector's kv_transfer_params and holds its blocks", async () => {
   const body = { model: MODEL, messages: messages("shape"), max_tokens: 1, stream: false };
-  const { status, json } = await post(prefill.url, "/v1/chat/completions", {
+  const { status, json } = await postLeg(prefill.url, "/v1/chat/completions", {
     ...body,
     kv_transfer_params: PREFILL_PARAMS,
   });
@@ -79,7 +41,7 @@ test("the prefill leg returns NixlConnector's kv_transfer_params and holds its b
   assert.ok(p.remote_block_ids.length >= Math.ceil(json.usage.prompt_tokens / 16));
   assert.equal(metric(await scrape(prefill.url), "llmd_sim_kv_blocks_held"), p.remote_block_ids.length);
 
-  const decoded = await post(decode.url, "/v1/chat/completions", {
+  const decoded = await postLeg(decode.url, "/v1/chat/completions", {
     ...body,
     max_tokens: 8,
     kv_transfer_params: p,
@@ -97,7 +59,7 @@ test("the prefill leg returns NixlConnector's kv_transfer_params and holds its b
 
 test("both legs on /v1/completions, the decode streaming", async () => {
   const prompt = promptOfTokens(300, "completions");
-  const first = await post(prefill.url, "/v1/completions", {
+  const first = await postLeg(prefill.url, "/v1/completions", {
     model: MODEL,
     prompt,
     max_tokens: 1,
@@ -134,12 +96,12 @@ test("a decode pulls only the blocks its prefix cache does not hold", async () =
   const before = await bytes();
   let prompt = 0;
   for (const round of [0, 1]) {
-    const first = await post(prefill.url, "/v1/chat/completions", {
+    const first = await postLeg(prefill.url, "/v1/chat/completions", {
       ...body,
       kv_transfer_params: PREFILL_PARAMS,
     });
     prompt = first.json.usage.prompt_tokens;
-    await post(decode.url, "/v1/chat/completions", {
+    await postLeg(decode.url, "/v1/chat/completions", {
       ...body,
       kv_transfer_params: first.json.kv_transfer_params,
     });
@@ -159,7 +121,7 @@ test("both legs on /v1/responses", async () => {
   });
   const first = (await res.json()) as { kv_transfer_params: LegReply["kv_transfer_params"] };
   assert.equal(first.kv_transfer_params.do_remote_prefill, true);
-  const decoded = await post(decode.url, "/v1/responses", {
+  const decoded = await postLeg(decode.url, "/v1/responses", {
     ...body,
     max_output_tokens: 4,
     kv_transfer_params: first.kv_transfer_params,
@@ -174,7 +136,7 @@ test("both legs on /v1/responses", async () => {
 });
 
 test("do_remote_decode with stream: true is a 400", async () => {
-  const { status, json } = await post(prefill.url, "/v1/chat/completions", {
+  const { status, json } = await postLeg(prefill.url, "/v1/chat/completions", {
     model: MODEL,
     messages: messages("stream"),
     max_tokens: 1,
@@ -186,7 +148,7 @@ test("do_remote_decode with stream: true is a 400", async () => {
 });
 
 test("a decode leg without remote fields is a 400 naming the field", async () => {
-  const { status, json } = await post(decode.url, "/v1/chat/completions", {
+  const { status, json } = await postLeg(decode.url, "/v1/chat/completions", {
     model: MODEL,
     messages: messages("fields"),
     kv_transfer_params: { do_remote_prefill: true, remote_engine_id: "x", remote_block_ids: [1] },
@@ -200,23 +162,23 @@ test("roles: a kv_consumer refuses prefill legs, a kv_producer decode legs", asy
   const producer = await startTestSim({ "kv-transfer-config": { ...NIXL, kv_role: "kv_producer" } });
   try {
     const body = { model: MODEL, messages: messages("roles"), max_tokens: 1 };
-    const refused = await post(consumer.url, "/v1/chat/completions", {
+    const refused = await postLeg(consumer.url, "/v1/chat/completions", {
       ...body,
       kv_transfer_params: PREFILL_PARAMS,
     });
     assert.equal(refused.status, 400);
-    const served = await post(producer.url, "/v1/chat/completions", {
+    const served = await postLeg(producer.url, "/v1/chat/completions", {
       ...body,
       kv_transfer_params: PREFILL_PARAMS,
     });
     assert.equal(served.status, 200);
-    const decodeLeg = await post(producer.url, "/v1/chat/completions", {
+    const decodeLeg = await postLeg(producer.url, "/v1/chat/completions", {
       ...body,
       kv_transfer_params: served.json.kv_transfer_params,
     });
     assert.equal(decodeLeg.status, 400);
     assert.equal(decodeLeg.json.error.param, "kv_transfer_params.do_remote_prefill");
-    const pulled = await post(decode.url, "/v1/chat/completions", {
+    const pulled = await postLeg(decode.url, "/v1/chat/completions", {
       ...body,
       kv_transfer_params: served.json.kv_transfer_params,
     });
@@ -244,7 +206,7 @@ test("the transfer configuration is an info gauge; a fresh engine id per start w
 test("without --kv-transfer-config, kv_transfer_params are ignored as vLLM ignores them", async () => {
   const plain = await startTestSim();
   try {
-    const { status, json } = await post(plain.url, "/v1/chat/completions", {
+    const { status, json } = await postLeg(plain.url, "/v1/chat/completions", {
       model: MODEL,
       messages: messages("plain"),
       max_tokens: 1,
