@@ -3,16 +3,6 @@
 /** `--kv-transfer-config` of a NixlConnector server of both roles. */
 export const NIXL = { kv_connector: "NixlConnector", kv_role: "kv_both" };
 
-/** The prefill leg's `kv_transfer_params`, as llm-d's sidecar sends them. */
-export const PREFILL_PARAMS = {
-  do_remote_decode: true,
-  do_remote_prefill: false,
-  remote_engine_id: null,
-  remote_block_ids: null,
-  remote_host: null,
-  remote_port: null,
-};
-
 /** The fields of a leg's answer the tests read. */
 export interface LegReply {
   object: string;

@@ -9,10 +9,11 @@ import assert from "node:assert/strict";
 import { after, test } from "node:test";
 import { exitOf, MODEL as PROCESS_MODEL, type SimProcess, spawnSim } from "../router/harness.ts";
 import { MODEL, metric, promptOfTokens, scrape, startTestSim, waitForMetrics } from "./helpers.ts";
-import { NIXL, PREFILL_PARAMS, postLeg } from "./kv-legs.ts";
+import { NIXL, postLeg } from "./kv-legs.ts";
+import { PREFILL_KV_TRANSFER_PARAMS } from "../../src/disagg/legs.ts";
+import { freePort } from "../../src/core/free-port.ts";
 
 const NIXL_JSON = JSON.stringify(NIXL);
-import { freePort } from "../../src/core/free-port.ts";
 
 const children: SimProcess[] = [];
 after(() => {
@@ -28,7 +29,7 @@ async function chat(url: string, model: string, tag: string, extra: Record<strin
 }
 
 const prefillLeg = (url: string, model: string, tag: string) =>
-  chat(url, model, tag, { max_tokens: 1, kv_transfer_params: PREFILL_PARAMS });
+  chat(url, model, tag, { max_tokens: 1, kv_transfer_params: PREFILL_KV_TRANSFER_PARAMS });
 
 const decodeLeg = (url: string, model: string, tag: string, params: unknown) =>
   chat(url, model, tag, { max_tokens: 4, kv_transfer_params: params });

@@ -7,7 +7,8 @@ import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
 import type { SimServer } from "../../src/sim/server.ts";
 import { MODEL, metric, promptOfTokens, scrape, startTestSim, waitForMetrics } from "./helpers.ts";
-import { type LegReply, NIXL, PREFILL_PARAMS, postLeg } from "./kv-legs.ts";
+import { type LegReply, NIXL, postLeg } from "./kv-legs.ts";
+import { PREFILL_KV_TRANSFER_PARAMS } from "../../src/disagg/legs.ts";
 
 let prefill: SimServer;
 let decode: SimServer;
@@ -26,7 +27,7 @@ test("the prefill leg returns NixlConnector's kv_transfer_params and holds its b
   const body = { model: MODEL, messages: messages("shape"), max_tokens: 1, stream: false };
   const { status, json } = await postLeg(prefill.url, "/v1/chat/completions", {
     ...body,
-    kv_transfer_params: PREFILL_PARAMS,
+    kv_transfer_params: PREFILL_KV_TRANSFER_PARAMS,
   });
   assert.equal(status, 200);
   assert.equal(json.object, "chat.completion");
@@ -63,7 +64,7 @@ test("both legs on /v1/completions, the decode streaming", async () => {
     model: MODEL,
     prompt,
     max_tokens: 1,
-    kv_transfer_params: PREFILL_PARAMS,
+    kv_transfer_params: PREFILL_KV_TRANSFER_PARAMS,
   });
   assert.equal(first.status, 200);
   const res = await fetch(`${decode.url}/v1/completions`, {
@@ -98,7 +99,7 @@ test("a decode pulls only the blocks its prefix cache does not hold", async () =
   for (const round of [0, 1]) {
     const first = await postLeg(prefill.url, "/v1/chat/completions", {
       ...body,
-      kv_transfer_params: PREFILL_PARAMS,
+      kv_transfer_params: PREFILL_KV_TRANSFER_PARAMS,
     });
     prompt = first.json.usage.prompt_tokens;
     await postLeg(decode.url, "/v1/chat/completions", {
@@ -117,7 +118,7 @@ test("both legs on /v1/responses", async () => {
   const res = await fetch(`${prefill.url}/v1/responses`, {
     method: "POST",
     headers: { "content-type": "application/json" },
-    body: JSON.stringify({ ...body, max_output_tokens: 1, kv_transfer_params: PREFILL_PARAMS }),
+    body: JSON.stringify({ ...body, max_output_tokens: 1, kv_transfer_params: PREFILL_KV_TRANSFER_PARAMS }),
   });
   const first = (await res.json()) as { kv_transfer_params: LegReply["kv_transfer_params"] };
   assert.equal(first.kv_transfer_params.do_remote_prefill, true);
@@ -141,7 +142,7 @@ test("do_remote_decode with stream: true is a 400", async () => {
     messages: messages("stream"),
     max_tokens: 1,
     stream: true,
-    kv_transfer_params: PREFILL_PARAMS,
+    kv_transfer_params: PREFILL_KV_TRANSFER_PARAMS,
   });
   assert.equal(status, 400);
   assert.equal(json.error.param, "stream");
@@ -164,12 +165,12 @@ test("roles: a kv_consumer refuses prefill legs, a kv_producer decode legs", asy
     const body = { model: MODEL, messages: messages("roles"), max_tokens: 1 };
     const refused = await postLeg(consumer.url, "/v1/chat/completions", {
       ...body,
-      kv_transfer_params: PREFILL_PARAMS,
+      kv_transfer_params: PREFILL_KV_TRANSFER_PARAMS,
     });
     assert.equal(refused.status, 400);
     const served = await postLeg(producer.url, "/v1/chat/completions", {
       ...body,
-      kv_transfer_params: PREFILL_PARAMS,
+      kv_transfer_params: PREFILL_KV_TRANSFER_PARAMS,
     });
     assert.equal(served.status, 200);
     const decodeLeg = await postLeg(producer.url, "/v1/chat/completions", {
@@ -210,7 +211,7 @@ test("without --kv-transfer-config, kv_transfer_params are ignored as vLLM ignor
       model: MODEL,
       messages: messages("plain"),
       max_tokens: 1,
-      kv_transfer_params: PREFILL_PARAMS,
+      kv_transfer_params: PREFILL_KV_TRANSFER_PARAMS,
     });
     assert.equal(status, 200);
     assert.equal(json.kv_transfer_params, undefined);
