@@ -6,7 +6,15 @@
 import assert from "node:assert/strict";
 import { after, describe, it } from "node:test";
 import OpenAI from "openai";
-import { exitOf, MODEL, type RouterProcess, type SimProcess, spawnRouter, spawnSim } from "./harness.ts";
+import {
+  exitOf,
+  MODEL,
+  type RouterProcess,
+  restOfStream,
+  type SimProcess,
+  spawnRouter,
+  spawnSim,
+} from "./harness.ts";
 
 const SIM_ARGS = ["--mode", "echo", "--time-to-first-token", "5ms", "--inter-token-latency", "4ms"];
 
@@ -24,19 +32,6 @@ async function startedStream(baseURL: string, tokens: number) {
   const iterator = stream[Symbol.asyncIterator]();
   assert.equal((await iterator.next()).done, false);
   return iterator;
-}
-
-/** Completion tokens the rest of the stream reports, or the error that ended it. */
-async function rest(iterator: AsyncIterator<OpenAI.Completion>): Promise<number | Error> {
-  try {
-    let tokens = -1;
-    for (let r = await iterator.next(); !r.done; r = await iterator.next()) {
-      if (r.value.usage) tokens = r.value.usage.completion_tokens;
-    }
-    return tokens;
-  } catch (err) {
-    return err as Error;
-  }
 }
 
 async function status(url: string, init?: RequestInit): Promise<{ status: number; reason: string | null }> {
@@ -74,7 +69,7 @@ describe("SIGTERM drains the processes", () => {
       status: 503,
       reason: "rejected-shutting-down",
     });
-    assert.equal(await rest(stream), 200, "the in-flight stream completes");
+    assert.equal(await restOfStream(stream), 200, "the in-flight stream completes");
     assert.equal(await exitOf(router.child), 0);
     assert.match(router.stderr(), /SIGTERM, draining/);
     sim.child.kill("SIGTERM");
@@ -93,7 +88,7 @@ describe("SIGTERM drains the processes", () => {
     assert.equal(ready.status, 503);
     router.child.kill("SIGTERM");
     assert.equal(await exitOf(router.child), 143, "exits without waiting for the 20 s stream");
-    assert.ok((await rest(stream)) !== 5000, "the stream was cut");
+    assert.ok((await restOfStream(stream)) !== 5000, "the stream was cut");
     sim.child.kill("SIGKILL");
   });
 
@@ -112,7 +107,7 @@ describe("SIGTERM drains the processes", () => {
       status: 503,
       reason: "rejected-shutting-down",
     });
-    assert.equal(await rest(stream), 200);
+    assert.equal(await restOfStream(stream), 200);
     assert.equal(await exitOf(sim.child), 0);
   });
 });

@@ -8,7 +8,7 @@ import { afterEach, describe, it } from "node:test";
 import OpenAI from "openai";
 import type { Router } from "../../src/gateway/router.ts";
 import type { SimServer } from "../../src/sim/server.ts";
-import { eventually, MODEL, metricSum, routerFor, startSims } from "./harness.ts";
+import { eventually, MODEL, metricSum, restOfStream, routerFor, startSims } from "./harness.ts";
 
 let sims: SimServer[] = [];
 let router: Router | undefined;
@@ -38,19 +38,6 @@ async function startedStream(client: OpenAI, tokens: number) {
   const first = await iterator.next();
   assert.equal(first.done, false);
   return iterator;
-}
-
-/** The rest of a stream: the reported completion tokens, or the error that ended it. */
-async function rest(iterator: AsyncIterator<OpenAI.ChatCompletionChunk>): Promise<number | Error> {
-  try {
-    let tokens = -1;
-    for (let r = await iterator.next(); !r.done; r = await iterator.next()) {
-      if (r.value.usage) tokens = r.value.usage.completion_tokens;
-    }
-    return tokens;
-  } catch (err) {
-    return err as Error;
-  }
 }
 
 function postCompletion(router: Router, tokens: number): Promise<Response> {
@@ -86,7 +73,7 @@ describe("router drain", () => {
       (err: unknown) => err instanceof OpenAI.APIError && err.status === 503 && err.code === "shutting_down",
     );
 
-    assert.equal(await rest(stream), 150, "the in-flight stream ran to its end");
+    assert.equal(await restOfStream(stream), 150, "the in-flight stream ran to its end");
     const answer = await plain;
     assert.equal(answer.status, 200);
     assert.equal(
@@ -104,7 +91,7 @@ describe("router drain", () => {
     assert.ok(await eventually(() => router.gateway.inflight.total() === 2), "both requests dispatched");
 
     assert.deepEqual(await router.drain(200), { cutOff: 2 });
-    const ended = await rest(stream);
+    const ended = await restOfStream(stream);
     assert.ok(ended instanceof OpenAI.APIError, `the stream ends with an error event, got ${ended}`);
     assert.equal(ended.code, "shutting_down");
     const answer = await plain;

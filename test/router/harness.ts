@@ -77,6 +77,21 @@ export async function eventually(
   return false;
 }
 
+/** The rest of a stream: the completion tokens its usage chunk reports (-1 if none), or the error that ended it. */
+export async function restOfStream(
+  iterator: AsyncIterator<{ usage?: { completion_tokens: number } | null }>,
+): Promise<number | Error> {
+  try {
+    let tokens = -1;
+    for (let r = await iterator.next(); !r.done; r = await iterator.next()) {
+      if (r.value.usage) tokens = r.value.usage.completion_tokens;
+    }
+    return tokens;
+  } catch (err) {
+    return err as Error;
+  }
+}
+
 /** A simulator running as its own `llmd sim` process (so a test can SIGKILL it). */
 export interface SimProcess {
   url: string;
