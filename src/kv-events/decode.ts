@@ -6,6 +6,7 @@
  */
 import { Decoder } from "@msgpack/msgpack";
 import type { IndexKvEvent } from "../kv-index/precise-index.ts";
+import { BLOCK_REMOVED_FIELDS, BLOCK_STORED_FIELDS } from "../api/kv-event-wire.ts";
 
 /** Which engine publishes: SGLang sends positional events only. */
 export type EngineType = "vllm" | "sglang";
@@ -55,21 +56,6 @@ export function hashToU64(hash: unknown): bigint | undefined {
   return undefined;
 }
 
-const STORED_FIELDS = [
-  "block_hashes",
-  "parent_block_hash",
-  "token_ids",
-  "block_size",
-  "lora_id",
-  "medium",
-  "lora_name",
-  "extra_keys",
-  "group_idx",
-  "kv_cache_spec_kind",
-  "kv_cache_spec_sliding_window",
-] as const;
-const REMOVED_FIELDS = ["block_hashes", "medium", "group_idx", "remaining_copy_counts"] as const;
-
 type Fields = Record<string, unknown>;
 
 function decodeEvent(raw: unknown, engine: EngineType): IndexKvEvent | undefined {
@@ -79,12 +65,12 @@ function decodeEvent(raw: unknown, engine: EngineType): IndexKvEvent | undefined
   else if (engine === "vllm" && raw !== null && typeof raw === "object" && "type" in raw) {
     const map = raw as Fields;
     tag = map.type;
-    const names = tag === "BlockStored" ? STORED_FIELDS : REMOVED_FIELDS;
+    const names = tag === "BlockStored" ? BLOCK_STORED_FIELDS : BLOCK_REMOVED_FIELDS;
     values = names.map((n) => map[n]);
   } else return undefined;
   if (tag === "AllBlocksCleared") return { type: "AllBlocksCleared" };
-  if (tag === "BlockStored") return blockStored(named(STORED_FIELDS, values));
-  if (tag === "BlockRemoved") return blockRemoved(named(REMOVED_FIELDS, values));
+  if (tag === "BlockStored") return blockStored(named(BLOCK_STORED_FIELDS, values));
+  if (tag === "BlockRemoved") return blockRemoved(named(BLOCK_REMOVED_FIELDS, values));
   return undefined;
 }
 

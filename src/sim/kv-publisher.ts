@@ -13,6 +13,7 @@ import { Encoder } from "@msgpack/msgpack";
 import { Publisher, Router } from "zeromq";
 import type { KvEvent } from "../engine/types.ts";
 import type { KvEventsConfig } from "./kv-events-config.ts";
+import { BLOCK_REMOVED_FIELDS, BLOCK_STORED_FIELDS } from "../api/kv-event-wire.ts";
 
 /** How events are encoded: vLLM's positional arrays (msgspec array_like) or maps tagged under "type". */
 export type KvEventEncoding = "array" | "map";
@@ -265,25 +266,10 @@ export class KvEventPublisher {
   }
 }
 
-const BLOCK_STORED_FIELDS = [
-  "block_hashes",
-  "parent_block_hash",
-  "token_ids",
-  "block_size",
-  "lora_id",
-  "medium",
-  "lora_name",
-  "extra_keys",
-  "group_idx",
-  "kv_cache_spec_kind",
-  "kv_cache_spec_sliding_window",
-] as const;
-
-const BLOCK_REMOVED_FIELDS = ["block_hashes", "medium", "group_idx"] as const;
-
+/** The map encoding of an event's `values`, named by the leading `names` (older vLLM sends fewer). */
 function toMap(type: string, names: readonly string[], values: unknown[]): Record<string, unknown> {
   const out: Record<string, unknown> = { type };
-  for (let i = 0; i < names.length; i++) out[names[i]!] = values[i];
+  for (let i = 0; i < values.length; i++) out[names[i]!] = values[i];
   return out;
 }
 

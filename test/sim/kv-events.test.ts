@@ -157,25 +157,27 @@ async function replay(endpoint: string, start: bigint): Promise<Received[]> {
 type Wire = unknown[] | Record<string, unknown>;
 
 /** An event as `{type, …named fields}` whichever encoding it came in. */
+/** vLLM's BlockStored field order, spelled out here so a wrong order in the publisher fails. */
+const STORED_KEYS = [
+  "block_hashes",
+  "parent_block_hash",
+  "token_ids",
+  "block_size",
+  "lora_id",
+  "medium",
+  "lora_name",
+  "extra_keys",
+  "group_idx",
+  "kv_cache_spec_kind",
+  "kv_cache_spec_sliding_window",
+];
+
 function named(e: Wire): Record<string, unknown> {
   if (!Array.isArray(e)) return e;
   const [type, ...f] = e as [string, ...unknown[]];
   if (type === "BlockStored") {
     assert.equal(f.length, 11, "BlockStored carries all 11 fields");
-    const keys = [
-      "block_hashes",
-      "parent_block_hash",
-      "token_ids",
-      "block_size",
-      "lora_id",
-      "medium",
-      "lora_name",
-      "extra_keys",
-      "group_idx",
-      "kv_cache_spec_kind",
-      "kv_cache_spec_sliding_window",
-    ];
-    return Object.fromEntries([["type", type], ...keys.map((k, i) => [k, f[i]])]);
+    return Object.fromEntries([["type", type], ...STORED_KEYS.map((k, i) => [k, f[i]])]);
   }
   if (type === "BlockRemoved") return { type, block_hashes: f[0], medium: f[1], group_idx: f[2] };
   assert.equal(type, "AllBlocksCleared");
@@ -301,20 +303,7 @@ describe("llmd sim KV events over ZeroMQ", () => {
     const evs = c.messages.flatMap((m) => m.batch[1]);
     for (const e of evs) assert.ok(!Array.isArray(e) && typeof e === "object");
     const stored = evs.find((e) => (e as { type: string }).type === "BlockStored") as Record<string, unknown>;
-    assert.deepEqual(Object.keys(stored), [
-      "type",
-      "block_hashes",
-      "parent_block_hash",
-      "token_ids",
-      "block_size",
-      "lora_id",
-      "medium",
-      "lora_name",
-      "extra_keys",
-      "group_idx",
-      "kv_cache_spec_kind",
-      "kv_cache_spec_sliding_window",
-    ]);
+    assert.deepEqual(Object.keys(stored), ["type", ...STORED_KEYS]);
     assert.equal(stored.medium, "GPU");
     assert.deepEqual(
       storedTokens(c.messages.slice(first)),
