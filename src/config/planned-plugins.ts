@@ -41,14 +41,8 @@ const groups: readonly [string, readonly string[]][] = [
   ["per-program session tags and ordering (not built)", ["session-manager", "program-score-ordering-policy"]],
   ["context-length-range routing (not built)", ["context-length-aware"]],
   [
-    "generic header and endpoint-attribute plugins (not built)",
-    [
-      "header-label-affinity-scorer",
-      "endpoint-attribute-scorer",
-      "endpoint-attribute-filter",
-      "header-based-testing-filter",
-      "request-attribute-reporter",
-    ],
+    "generic header plugins (not built)",
+    ["header-label-affinity-scorer", "header-based-testing-filter", "request-attribute-reporter"],
   ],
   [
     "pluggable request parsers (not built: the gateway parses OpenAI requests itself)",

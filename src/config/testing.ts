@@ -18,6 +18,15 @@ export const SAMPLE_PARAMS: Readonly<Record<string, unknown>> = {
   "session-id-producer": { headerName: "x-session-id" },
   "priority-holdback-policy": { minCeiling: 0.5 },
   "file-discovery": { path: "endpoints.yaml" },
+  "endpoint-attribute-filter": {
+    attribute: "GPUUtilization",
+    producer: "dcgm-extractor",
+    algorithm: { type: "threshold", threshold: { operator: "LessThanOrEqual", value: 0.9 } },
+  },
+  "endpoint-attribute-scorer": {
+    attributeKey: "custom.depth",
+    algorithm: { type: "linear_lower_is_better" },
+  },
 };
 
 /** Every registered definition, sorted by type. */

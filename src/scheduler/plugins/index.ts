@@ -21,6 +21,8 @@ import { definition as decodeFilter } from "./decode-filter/index.ts";
 import { definition as disaggProfileHandler } from "./disagg-profile-handler/index.ts";
 import { definition as disaggregatedsetRolloutScreener } from "./disaggregatedset-rollout-screener/index.ts";
 import { definition as encodeFilter } from "./encode-filter/index.ts";
+import { definition as endpointAttributeFilter } from "./endpoint-attribute-filter/index.ts";
+import { definition as endpointAttributeScorer } from "./endpoint-attribute-scorer/index.ts";
 import { definition as inflightLoadProducer } from "./inflight-load-producer/index.ts";
 import { definition as kvCacheUtilizationScorer } from "./kv-cache-utilization-scorer/index.ts";
 import { definition as labelSelectorFilter } from "./label-selector-filter/index.ts";
@@ -65,6 +67,8 @@ export const schedulingPlugins: readonly AnyPluginDefinition[] = [
   disaggProfileHandler,
   disaggregatedsetRolloutScreener,
   encodeFilter,
+  endpointAttributeFilter,
+  endpointAttributeScorer,
   inflightLoadProducer,
   kvCacheUtilizationScorer,
   labelSelectorFilter,
