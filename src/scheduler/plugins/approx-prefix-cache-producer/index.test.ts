@@ -4,7 +4,12 @@ import { renderChat } from "../../../api/prompt.ts";
 import { type PrefixMatchResult, readPrefixMatch } from "../../../kv-index/index.ts";
 import { makeContext, makeEndpoint } from "../../framework/testing.ts";
 import { instantiate, resultFor } from "../testing.ts";
-import { type ApproxPrefixCacheProducer, definition } from "./index.ts";
+import type { TerminationCause } from "../../framework/types.ts";
+import {
+  type ApproxPrefixCacheProducer,
+  definition,
+  type LearningApproxPrefixCacheProducer,
+} from "./index.ts";
 
 const SYSTEM = "s".repeat(64 * 4 * 10); // 10 blocks of 64 tokens
 const endpoints = [makeEndpoint("a"), makeEndpoint("b"), makeEndpoint("c")];
@@ -26,6 +31,7 @@ test("defaults follow llm-d; block size is floored at 64 tokens", () => {
     maxPrefixBlocksToMatch: 2048,
     maxPrefixTokensToMatch: 131072,
     lruCapacityPerServer: 31250,
+    learnCapacityFromCachedTokens: false,
   });
   const producer = instantiate<ApproxPrefixCacheProducer>(definition);
   assert.equal(producer.blockSizeFor(endpoints), 64);
@@ -81,6 +87,37 @@ test("autoTune takes block size (floored at 64) and capacity in index blocks fro
   fixed.produce(makeContext({ promptText: "z" }), [tuned[0]!]);
   assert.equal(fixed.index.capacity("default/a"), 31250);
   assert.equal(fixed.blockSizeFor(tuned), 64);
+});
+
+test("learnCapacityFromCachedTokens: answers reusing more than predicted grow the endpoint's LRU, less shrink it", () => {
+  const producer = instantiate<LearningApproxPrefixCacheProducer>(definition, {
+    learnCapacityFromCachedTokens: true,
+  });
+  const a = makeEndpoint("a", { metrics: { cacheBlockSize: 16, cacheNumBlocks: 640 } }); // 160 blocks of 64
+  const prompt = "k".repeat(64 * 4 * 10); // 10 blocks, none predicted cached
+  const answer = (cachedTokens: number, cause: TerminationCause = "natural") => {
+    const ctx = makeContext({ promptText: prompt });
+    producer.produce(ctx, [a]);
+    producer.onResponseComplete(ctx, a, cause, { promptTokens: 640, completionTokens: 1, cachedTokens });
+    return producer.index.capacity("default/a");
+  };
+  assert.equal(answer(0), 160, "as predicted: unchanged");
+  assert.equal(answer(600), 168, "a lower tier kept it: +5%");
+  assert.equal(answer(600, "error"), 168, "only natural ends count");
+  // Sent to a: the index predicts all 10 blocks there; the engine reused none.
+  const held = makeContext({ promptText: prompt });
+  producer.produce(held, [a]);
+  producer.preRequest(held, resultFor(a));
+  const next = makeContext({ promptText: prompt });
+  producer.produce(next, [a]);
+  producer.onResponseComplete(next, a, "natural", {
+    promptTokens: 640,
+    completionTokens: 1,
+    cachedTokens: 0,
+  });
+  assert.equal(producer.index.capacity("default/a"), 160, "held less than sent: back by 5%");
+  const plain = instantiate<ApproxPrefixCacheProducer>(definition);
+  assert.equal("onResponseComplete" in plain, false, "off by default: no response hook");
 });
 
 test("maxPrefixTokensToMatch caps the blocks; 0 falls back to maxPrefixBlocksToMatch", () => {

@@ -17,9 +17,18 @@ import {
 } from "../../../kv-index/index.ts";
 import type { Tokenizer } from "../../../tokenizer/tokenizer.ts";
 import { attributeKey, PREFIX_CACHE_MATCH_INFO, TOKENIZED_PROMPT } from "../../framework/data-keys.ts";
-import type { DataProducer, PreRequest, SchedulingContext, SchedulingResult } from "../../framework/types.ts";
+import type {
+  DataProducer,
+  PreRequest,
+  ResponseHooks,
+  ResponseUsage,
+  SchedulingContext,
+  SchedulingResult,
+  TerminationCause,
+} from "../../framework/types.ts";
 import type { PluginDefinition } from "../../../plugin/types.ts";
 import { chosenEndpoints } from "../shared/chosen-endpoints.ts";
+import { CachedTokensFeedback } from "./cached-tokens-feedback.ts";
 import { promptPieces } from "./prompt-pieces.ts";
 
 /** llm-d floors the block size at 64 tokens at runtime, whatever is configured or scraped. */
@@ -33,6 +42,8 @@ const parameters = z
     maxPrefixBlocksToMatch: z.int().nonnegative().default(2048),
     maxPrefixTokensToMatch: z.int().nonnegative().default(131072),
     lruCapacityPerServer: z.int().positive().default(31250),
+    /** llmd: scale each endpoint's LRU by what its answers' `cached_tokens` show it really kept. */
+    learnCapacityFromCachedTokens: z.boolean().default(false),
     /** Deprecated: block size in characters (4 per token). */
     blockSize: z.int().positive().optional(),
   })
@@ -130,11 +141,56 @@ export class ApproxPrefixCacheProducer implements DataProducer, PreRequest {
    */
   private tuneCapacities(endpoints: readonly Endpoint[], blockSizeTokens: number): void {
     for (const e of endpoints) {
-      const { cacheNumBlocks, cacheBlockSize } = e.metrics;
-      if (cacheNumBlocks <= 0) continue;
-      const tokens = cacheNumBlocks * (cacheBlockSize > 0 ? cacheBlockSize : blockSizeTokens);
-      this.index.setCapacity(e.metadata.key, Math.max(1, Math.floor(tokens / blockSizeTokens)));
+      if (e.metrics.cacheNumBlocks > 0) this.applyCapacity(e, blockSizeTokens);
     }
+  }
+
+  /** Sets `endpoint`'s LRU to its base capacity (scraped with autoTune, else configured) times `capacityScale`. */
+  protected applyCapacity(endpoint: Endpoint, blockSizeTokens: number): void {
+    const { cacheNumBlocks, cacheBlockSize } = endpoint.metrics;
+    let base = this.params.lruCapacityPerServer;
+    if (this.params.autoTune && cacheNumBlocks > 0) {
+      base = Math.floor(
+        (cacheNumBlocks * (cacheBlockSize > 0 ? cacheBlockSize : blockSizeTokens)) / blockSizeTokens,
+      );
+    }
+    const key = endpoint.metadata.key;
+    this.index.setCapacity(key, Math.max(1, Math.floor(base * this.capacityScale(key))));
+  }
+
+  /** Factor on an endpoint's base capacity: 1 here; learned from answers with `learnCapacityFromCachedTokens`. */
+  protected capacityScale(_endpointKey: string): number {
+    return 1;
+  }
+}
+
+/**
+ * With `learnCapacityFromCachedTokens`, also a ResponseHooks: each answer's `cached_tokens` against
+ * the match predicted for its endpoint moves that endpoint's capacity (see `cached-tokens-feedback.ts`).
+ */
+export class LearningApproxPrefixCacheProducer extends ApproxPrefixCacheProducer implements ResponseHooks {
+  readonly feedback = new CachedTokensFeedback();
+
+  onResponseComplete(
+    ctx: SchedulingContext,
+    endpoint: Endpoint,
+    cause: TerminationCause,
+    usage: ResponseUsage | undefined,
+  ): void {
+    const match = readPrefixMatch(ctx.state, this.stateKey);
+    const info = match?.byEndpoint.get(endpoint.metadata.key);
+    if (cause !== "natural" || !usage || usage.promptTokens <= 0 || !match || !info) return;
+    if (match.promptTokens <= 0) return;
+    const moved = this.feedback.observe(endpoint.metadata.key, {
+      predicted: Math.min(1, (info.matchBlocks * info.blockSizeTokens) / match.promptTokens),
+      observed: usage.cachedTokens / usage.promptTokens,
+      block: info.blockSizeTokens / match.promptTokens,
+    });
+    if (moved !== undefined) this.applyCapacity(endpoint, info.blockSizeTokens);
+  }
+
+  protected override capacityScale(endpointKey: string): number {
+    return this.feedback.scale(endpointKey);
   }
 }
 
@@ -149,5 +205,8 @@ export const definition: PluginDefinition<ApproxPrefixParams> = {
   // Without a configured token-producer it hashes the prompt text in the estimate tokenizer's
   // blocks itself, so none is auto-added (llm-d adds one that would tokenize every prompt first).
   uses: [TOKENIZED_PROMPT],
-  create: (params, env) => new ApproxPrefixCacheProducer(env.name, params, env.tokenizer),
+  create: (params, env) =>
+    params.learnCapacityFromCachedTokens
+      ? new LearningApproxPrefixCacheProducer(env.name, params, env.tokenizer)
+      : new ApproxPrefixCacheProducer(env.name, params, env.tokenizer),
 };
