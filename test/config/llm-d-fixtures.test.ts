@@ -17,7 +17,7 @@ const EXPECTED: Record<string, string[]> = {
   "epp-burst-prefix-cache-config.yaml": ["burst-prefix-cache-producer"],
   "epp-config.yaml": [],
   "epp-estimate-prefix-cache-config.yaml": [],
-  "epp-mm-embeddings-cache-config.yaml": ["mm-embeddings-cache-producer", "mm-embeddings-cache-scorer"],
+  "epp-mm-embeddings-cache-config.yaml": [],
   "epp-precise-prefix-cache-config.yaml": [],
   "pd-epp-config.yaml": [],
   "pd-topology-epp-config.yaml": [],
@@ -113,4 +113,20 @@ test("the precise-prefix sample wires the KV-event producer into its data layer 
     "precise-prefix-cache-producer",
   );
   assert.ok(!result.config.plugins.has("approx-prefix-cache-producer"), "no approximate producer auto-added");
+});
+
+test("the multimodal sample scores encoder-cache affinity (weight 4) beside precise prefix (10) and queue (1)", () => {
+  const result = parseConfig(readFileSync(join(DIR, "epp-mm-embeddings-cache-config.yaml"), "utf8"));
+  assert.ok(result.ok, result.ok ? "" : JSON.stringify(result.issues));
+  const profile = result.config.scheduler.parts.profiles.get("default")!;
+  assert.deepEqual(
+    profile.scorers.map((s) => [s.scorer.type, s.weight]),
+    [
+      ["prefix-cache-scorer", 10],
+      ["mm-embeddings-cache-scorer", 4],
+      ["queue-scorer", 1],
+    ],
+  );
+  const producers = result.config.scheduler.parts.producers.map((p) => p.type);
+  assert.ok(producers.includes("mm-embeddings-cache-producer"), producers.join(", "));
 });

@@ -18,6 +18,12 @@ export const SESSION_STATE = "SessionState";
 export const TOPOLOGY = "Topology";
 
 /**
+ * Per-endpoint multimodal encoder-cache match (`ctx.state`, a `ReadonlyMap<endpointKey,
+ * EncoderCacheMatchInfo>`), published by `mm-embeddings-cache-producer`.
+ */
+export const ENCODER_CACHE_MATCH_INFO = "EncoderCacheMatchInfo";
+
+/**
  * Request attribute holding the `Endpoint` a P/D handler picked in an earlier stage (the decode
  * pick before the prefill profile runs, or the prefill pick before decode in prefill-first order),
  * for plugins of the later profile to compare against (llm-d's `peer-endpoint`).
@@ -61,6 +67,7 @@ export const DEFAULT_PRODUCERS: Readonly<Record<string, string>> = {
   [PREFIX_CACHE_MATCH_INFO]: "approx-prefix-cache-producer",
   [IN_FLIGHT_LOAD]: "inflight-load-producer",
   [SESSION_ID]: "session-id-producer",
+  [ENCODER_CACHE_MATCH_INFO]: "mm-embeddings-cache-producer",
 };
 
 /**
@@ -114,4 +121,10 @@ export interface SessionState {
   completedRequests: number;
   totalInputTokens: number;
   totalOutputTokens: number;
+}
+
+/** How many of a request's distinct media items an endpoint is believed to have encoded. */
+export interface EncoderCacheMatchInfo {
+  matchedItems: number;
+  totalItems: number;
 }

@@ -29,6 +29,8 @@ import { definition as labelSelectorFilter } from "./label-selector-filter/index
 import { definition as loadAwareScorer } from "./load-aware-scorer/index.ts";
 import { definition as loraAffinityScorer } from "./lora-affinity-scorer/index.ts";
 import { definition as maxScorePicker } from "./max-score-picker/index.ts";
+import { definition as mmEmbeddingsCacheProducer } from "./mm-embeddings-cache-producer/index.ts";
+import { definition as mmEmbeddingsCacheScorer } from "./mm-embeddings-cache-scorer/index.ts";
 import { definition as noHitLruScorer } from "./no-hit-lru-scorer/index.ts";
 import { definition as prefillFilter } from "./prefill-filter/index.ts";
 import { definition as prefixBasedPdDecider } from "./prefix-based-pd-decider/index.ts";
@@ -75,6 +77,8 @@ export const schedulingPlugins: readonly AnyPluginDefinition[] = [
   loadAwareScorer,
   loraAffinityScorer,
   maxScorePicker,
+  mmEmbeddingsCacheProducer,
+  mmEmbeddingsCacheScorer,
   noHitLruScorer,
   prefillFilter,
   prefixBasedPdDecider,

@@ -59,7 +59,26 @@ const REQUESTS: Partial<SchedulingRequest>[] = [
     body: { messages: [{ role: "user", content: "hello there" }], max_tokens: 8 },
   },
   { promptText: "token ids given", tokens: Uint32Array.from({ length: 300 }, (_, i) => i % 97) },
+  {
+    path: "/v1/chat/completions",
+    promptText: "what is this?",
+    body: {
+      messages: [
+        {
+          role: "user",
+          content: [
+            { type: "text", text: "what is this?" },
+            { type: "image_url", image_url: { url: "https://example.com/cat.png" } },
+          ],
+        },
+      ],
+    },
+  },
 ];
+
+/** The request whose decision a PreRequest producer records: the session one, unless it reads something else. */
+const decisionRequest = (type: string) =>
+  type === "mm-embeddings-cache-producer" ? REQUESTS[4]! : REQUESTS[1]!;
 
 const contextFor = (request: Partial<SchedulingRequest>) =>
   makeContext({ ...request, headers: { ...request.headers }, attributes: new Map() });
@@ -137,7 +156,7 @@ describe("data producer contract", () => {
       const producer = createSample(type) as DataProducer;
       const list = endpoints(7, 4);
       const baseline = await probe(producer, list);
-      const ctx = contextFor(REQUESTS[1]!);
+      const ctx = contextFor(decisionRequest(type));
       await producer.produce(ctx, list);
       (producer as DataProducer & PreRequest).preRequest(ctx, decision([]));
       assert.equal(await probe(producer, list), baseline, "an empty decision changes nothing");
@@ -145,7 +164,7 @@ describe("data producer contract", () => {
       /** The request's own state after recording the decision `times` times, and what a later one sees. */
       const record = async (times: number) => {
         const p = createSample(type) as DataProducer & PreRequest;
-        const c = contextFor(REQUESTS[1]!);
+        const c = contextFor(decisionRequest(type));
         await p.produce(c, list);
         for (let k = 0; k < times; k++) p.preRequest(c, decision([list[1]!]));
         return published(c, list) + (await probe(p, list));

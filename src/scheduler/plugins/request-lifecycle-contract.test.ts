@@ -40,8 +40,14 @@ const STATEFUL_PARAMS: Record<string, unknown> = {
  * Types that keep no per-request state with their sample parameters (nothing in flight shows).
  * no-hit-lru-scorer hooks completions only for `coldPlacement: footprint`, whose session
  * footprints outlive a request on purpose (for `footprintIdleSeconds`, its own unit test).
+ * mm-embeddings-cache-producer keeps a request's pending items in its context only; the encoder
+ * cache it records outlives the request on purpose (its own unit test).
  */
-const STATELESS_BY_DEFAULT = new Set(["priority-headroom-filter", "no-hit-lru-scorer"]);
+const STATELESS_BY_DEFAULT = new Set([
+  "priority-headroom-filter",
+  "no-hit-lru-scorer",
+  "mm-embeddings-cache-producer",
+]);
 
 const isTracked = (p: Plugin): p is Plugin & Tracked =>
   isPreRequest(p) && isResponseHooks(p) && typeof (p as ResponseHooks).onResponseComplete === "function";

@@ -2,7 +2,8 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { makeContext, makeEnv } from "../../framework/testing.ts";
 import type { Decider } from "../shared/decider.ts";
-import { definition, isMultimodal } from "./index.ts";
+import { isMultimodal } from "../shared/multimodal.ts";
+import { definition } from "./index.ts";
 
 const user = (content: unknown) => ({
   messages: [

@@ -6,24 +6,7 @@ import type { SchedulingContext } from "../../framework/types.ts";
 import { noParameters } from "../../../plugin/params.ts";
 import type { PluginDefinition } from "../../../plugin/types.ts";
 import type { Decider } from "../shared/decider.ts";
-
-/** OpenAI chat content-part types that need an encoder (llm-d's list). */
-export const MULTIMODAL_PART_TYPES: ReadonlySet<string> = new Set(["image_url", "video_url", "input_audio"]);
-
-/** True when any chat message's content array holds a multimodal part. */
-export function isMultimodal(body: Readonly<Record<string, unknown>>): boolean {
-  const messages = body.messages;
-  if (!Array.isArray(messages)) return false;
-  return messages.some((message: unknown) => {
-    const content = (message as { content?: unknown } | null)?.content;
-    return Array.isArray(content) && content.some(isMultimodalPart);
-  });
-}
-
-function isMultimodalPart(part: unknown): boolean {
-  const type = (part as { type?: unknown } | null)?.type;
-  return typeof type === "string" && MULTIMODAL_PART_TYPES.has(type);
-}
+import { isMultimodal } from "../shared/multimodal.ts";
 
 class AlwaysDisaggMultimodalDecider implements Decider {
   readonly type = "always-disagg-multimodal-decider";
