@@ -8,7 +8,7 @@
 import type { Tokenizer as HfTokenizer } from "@huggingface/tokenizers";
 import type { ChatMessageLike } from "../api/prompt.ts";
 import { byteLevelString, byteLevelUnits } from "./byte-level.ts";
-import type { ChatTemplate, ChatTokenizer } from "./chat.ts";
+import { type ChatTemplate, type ChatTokenizer, renderSegments } from "./chat.ts";
 
 /** Distinct pieces kept in the word cache before it starts over (≈ 50 MB at most). */
 const WORD_CACHE_ENTRIES = 500_000;
@@ -80,7 +80,7 @@ export class BpeTokenizer implements ChatTokenizer {
   }
 
   chatSegments(messages: readonly ChatMessageLike[]): string[] {
-    return this.template(messages);
+    return renderSegments(this.template, messages);
   }
 
   pieces(text: string): string[] {

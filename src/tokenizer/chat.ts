@@ -3,11 +3,38 @@
  * chat prompts (rendered by the model's chat template) to token ids, and the token pieces the
  * simulator's output text is made of.
  */
-import type { ChatMessageLike } from "../api/prompt.ts";
+import { type ChatMessageLike, contentText } from "../api/prompt.ts";
 import type { Tokenizer } from "./tokenizer.ts";
 
-/** A model's chat template, rendered as `ChatTokenizer.chatSegments` describes. */
-export type ChatTemplate = (messages: readonly ChatMessageLike[]) => string[];
+/** A chat message as a template reads it: its role and its text content. */
+export interface MessageText {
+  readonly role: string;
+  readonly text: string;
+}
+
+/**
+ * A model's chat template, segment by segment as `ChatTokenizer.chatSegments` describes. A
+ * message's segment depends only on its role, its text and its position, which is what lets a
+ * caller keep a conversation's segment ids from one turn to the next.
+ */
+export interface ChatTemplate {
+  /** The segment of the message at `index`. */
+  segment(message: MessageText, index: number): string;
+  /** The segment after the last message: the generation prompt. */
+  readonly end: string;
+}
+
+/** The role and text of each message. */
+export function messageTexts(messages: readonly ChatMessageLike[]): MessageText[] {
+  return messages.map((m) => ({ role: m.role, text: contentText(m.content) }));
+}
+
+/** The chat prompt as `template`'s segments: one per message, then its end. */
+export function renderSegments(template: ChatTemplate, messages: readonly ChatMessageLike[]): string[] {
+  const segments = messageTexts(messages).map((m, i) => template.segment(m, i));
+  segments.push(template.end);
+  return segments;
+}
 
 /** A tokenizer with its model's prompt conventions. `encode` adds no special tokens. */
 export interface ChatTokenizer extends Tokenizer {

@@ -1,30 +1,40 @@
 /**
  * Incremental chat tokenization: a chat prompt's segments (one per message, see
- * `ChatTokenizer.chatSegments`) are looked up in a byte-bounded LRU, so on a conversation's next
- * turn only the new messages are tokenized; the earlier ones are byte-identical segments whose ids
- * are exact wherever they occur, because no BPE merge crosses the special tokens that end them.
- * With a worker, all new text is tokenized there and the event loop only renders, looks up and
- * concatenates; the tokenizer itself (tens of MB of heap, which every full GC of the event loop's
- * thread would walk) is loaded on this thread only when there is no worker.
+ * `ChatTokenizer.chatSegments`) have ids that are exact wherever they occur, because no BPE merge
+ * crosses the special tokens that end them. The messages of recent conversations and their ids
+ * are held in a `MessageTrie`, so on a conversation's next turn its earlier messages are found by
+ * comparison with the held ones and only the new messages are rendered and tokenized. With a
+ * worker, all new text is tokenized there and the event loop only compares, renders the new
+ * messages and concatenates ids; the tokenizer itself (tens of MB of heap, which every full GC of
+ * the event loop's thread would walk) is loaded on this thread only when there is no worker.
  */
 import type { ChatMessageLike } from "../api/prompt.ts";
-import { type ChatTemplate, type ChatTokenizer, concatIds } from "./chat.ts";
-import { CHAT_TEMPLATES, loadTokenizer, type TokenizerName } from "./registry.ts";
-import { SegmentCache } from "./segment-cache.ts";
+import { type ChatTemplate, type ChatTokenizer, concatIds, type MessageText, messageTexts } from "./chat.ts";
+import { type MessageNode, MessageTrie } from "./message-trie.ts";
+import { CHAT_TEMPLATES, loadTokenizer, type ModelTokenizerName } from "./registry.ts";
 import type { WorkerEncoder } from "./worker-encoder.ts";
 
-/** Chat prompts to token ids, re-tokenizing only segments not seen recently. */
+/** A chat turn split at what the trie holds: its held path, the messages after it and their segments. */
+interface Plan {
+  path: MessageNode[];
+  fresh: MessageText[];
+  /** The segments to tokenize: the fresh messages', then the template's end while its ids are unknown. */
+  texts: string[];
+}
+
+/** Chat prompts to token ids, re-tokenizing only messages not seen recently. */
 export class IncrementalEncoder {
-  readonly cache: SegmentCache;
+  readonly trie: MessageTrie;
   private readonly template: ChatTemplate;
+  private endIds: Uint32Array | null = null;
   private worker: WorkerEncoder | null = null;
   private local: ChatTokenizer | null = null;
 
   constructor(
-    readonly tokenizer: TokenizerName,
+    readonly tokenizer: ModelTokenizerName,
     cacheBytes: number,
   ) {
-    this.cache = new SegmentCache(cacheBytes);
+    this.trie = new MessageTrie(cacheBytes);
     this.template = CHAT_TEMPLATES[tokenizer];
   }
 
@@ -35,7 +45,13 @@ export class IncrementalEncoder {
 
   /** The chat prompt's ids; a promise when new text went to the worker. */
   encodeChat(messages: readonly ChatMessageLike[]): Uint32Array | Promise<Uint32Array> {
-    return this.encodeSegments(this.template(messages));
+    const plan = this.plan(messages);
+    if (plan.texts.length === 0 || this.worker === null) return this.encodeHere(plan);
+    // A dead worker costs the event loop, never the request.
+    return this.worker
+      .encode(plan.texts)
+      .catch(() => this.tokenizeHere(plan.texts))
+      .then((ids) => this.complete(plan, ids));
   }
 
   /** A completions prompt's ids (not cached: a prompt seldom repeats whole). */
@@ -49,46 +65,33 @@ export class IncrementalEncoder {
 
   /** The chat prompt's ids, tokenized on this thread whatever the worker (the simulator's path). */
   encodeChatHere(messages: readonly ChatMessageLike[]): Uint32Array {
-    const { parts, missed, texts } = this.lookup(this.template(messages));
-    if (texts.length > 0) this.fill(parts, missed, texts, this.encodeHere(texts));
+    return this.encodeHere(this.plan(messages));
+  }
+
+  private plan(messages: readonly ChatMessageLike[]): Plan {
+    const all = messageTexts(messages);
+    const path = this.trie.match(all);
+    const fresh = all.slice(path.length);
+    const texts = fresh.map((m, k) => this.template.segment(m, path.length + k));
+    if (this.endIds === null) texts.push(this.template.end);
+    return { path, fresh, texts };
+  }
+
+  private encodeHere(plan: Plan): Uint32Array {
+    return this.complete(plan, this.tokenizeHere(plan.texts));
+  }
+
+  /** Holds the fresh messages' ids (`ids`, in `plan.texts` order) and concatenates the prompt's. */
+  private complete({ path, fresh }: Plan, ids: readonly Uint32Array[]): Uint32Array {
+    this.endIds ??= ids[fresh.length]!;
+    this.trie.extend(path, fresh, ids);
+    const parts = path.map((n) => n.ids);
+    for (let k = 0; k < fresh.length; k++) parts.push(ids[k]!);
+    parts.push(this.endIds);
     return concatIds(parts);
   }
 
-  /** The ids of `segments` concatenated; each missed segment is encoded and cached. */
-  encodeSegments(segments: readonly string[]): Uint32Array | Promise<Uint32Array> {
-    const { parts, missed, texts } = this.lookup(segments);
-    if (texts.length === 0) return concatIds(parts);
-    if (this.worker === null) {
-      this.fill(parts, missed, texts, this.encodeHere(texts));
-      return concatIds(parts);
-    }
-    // A dead worker costs the event loop, never the request.
-    return this.worker
-      .encode(texts)
-      .catch(() => this.encodeHere(texts))
-      .then((ids) => {
-        this.fill(parts, missed, texts, ids);
-        return concatIds(parts);
-      });
-  }
-
-  /** The cached ids of `segments` (empty where missed), the missed indices and their texts. */
-  private lookup(segments: readonly string[]): { parts: Uint32Array[]; missed: number[]; texts: string[] } {
-    const parts: Uint32Array[] = [];
-    const missed: number[] = [];
-    const texts: string[] = [];
-    for (let i = 0; i < segments.length; i++) {
-      const ids = this.cache.get(segments[i]!);
-      parts.push(ids ?? EMPTY);
-      if (!ids) {
-        missed.push(i);
-        texts.push(segments[i]!);
-      }
-    }
-    return { parts, missed, texts };
-  }
-
-  private encodeHere(texts: readonly string[]): Uint32Array[] {
+  private tokenizeHere(texts: readonly string[]): Uint32Array[] {
     return texts.map((text) => this.onThisThread().encode(text));
   }
 
@@ -96,13 +99,4 @@ export class IncrementalEncoder {
     this.local ??= loadTokenizer(this.tokenizer);
     return this.local;
   }
-
-  private fill(parts: Uint32Array[], missed: number[], texts: string[], ids: Uint32Array[]): void {
-    for (let k = 0; k < missed.length; k++) {
-      parts[missed[k]!] = ids[k]!;
-      this.cache.set(texts[k]!, ids[k]!);
-    }
-  }
 }
-
-const EMPTY = new Uint32Array(0);

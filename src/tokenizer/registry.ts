@@ -2,9 +2,8 @@
  * Tokenizers by name: `char4`, the fast stand-in (4 characters per token), and the bundled real
  * ones. Each is built once per process (a real one takes about a second and a half to load).
  */
-import { renderChat } from "../api/prompt.ts";
 import type { ChatTemplate, ChatTokenizer } from "./chat.ts";
-import { llama3ChatSegments, loadLlama31 } from "./llama3.ts";
+import { LLAMA3_TEMPLATE, loadLlama31 } from "./llama3.ts";
 import { CharChunkTokenizer } from "./tokenizer.ts";
 
 /** Names `--tokenizer` and token-producer's `tokenizer` accept. */
@@ -13,18 +12,21 @@ export const TOKENIZER_NAMES = ["char4", "llama3.1"] as const;
 /** One of {@link TOKENIZER_NAMES}. */
 export type TokenizerName = (typeof TOKENIZER_NAMES)[number];
 
+/** A real tokenizer's name: one with a model's chat template. */
+export type ModelTokenizerName = Exclude<TokenizerName, "char4">;
+
 const LOADERS: Record<TokenizerName, () => ChatTokenizer> = {
   char4: () => new CharChunkTokenizer(),
   "llama3.1": loadLlama31,
 };
 
 /**
- * Each tokenizer's chat template, usable without loading the tokenizer (a router that tokenizes on
- * a worker thread renders on the event loop). `char4` renders `renderChat`, one segment.
+ * Each real tokenizer's chat template, usable without loading the tokenizer (a router that
+ * tokenizes on a worker thread renders on the event loop). `char4` has none: its chat prompt is
+ * `renderChat`, one segment.
  */
-export const CHAT_TEMPLATES: Record<TokenizerName, ChatTemplate> = {
-  char4: (messages) => [renderChat(messages)],
-  "llama3.1": llama3ChatSegments,
+export const CHAT_TEMPLATES: Record<ModelTokenizerName, ChatTemplate> = {
+  "llama3.1": LLAMA3_TEMPLATE,
 };
 
 const loaded = new Map<TokenizerName, ChatTokenizer>();

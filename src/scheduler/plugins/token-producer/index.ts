@@ -3,7 +3,7 @@
  * run (reference §2.5). The `estimate` backend is the router's stand-in tokenizer (one token per 4
  * characters, what `llmd sim` counts without a profile). A real tokenizer (`tokenizer: llama3.1`,
  * or the `vllm` backend with a `modelName` whose tokenizer is bundled) gives the model server's
- * own ids: a chat through the model's template, incrementally per message (incremental.ts), with
+ * own ids: a chat through the model's template, incrementally per conversation (incremental.ts), with
  * new text tokenized on a worker thread once the live host starts the plugin.
  */
 import { z } from "zod";
@@ -32,14 +32,12 @@ const parameters = z
       .optional(),
     /** llmd: the tokenizer by registry name (default: the `vllm` model's, else `char4`, the estimate). */
     tokenizer: z.enum(TOKENIZER_NAMES).optional(),
-    /** llmd: byte budget of the per-message token cache (real tokenizers). */
+    /** llmd: byte budget of the held conversations' messages and their ids (real tokenizers). */
     cacheBytes: z
       .number()
       .int()
       .positive()
       .default(256 * 1024 * 1024),
-    /** llmd: new text, in characters, tokenized on the event loop; more goes to the worker. */
-    inlineChars: z.number().int().min(0).default(1024),
   })
   .prefault({});
 
@@ -106,19 +104,19 @@ class ModelTokenProducer implements DataProducer, HostedPlugin {
   }
 
   metrics(): readonly PluginMetric[] {
-    const { cache } = this.encoder;
+    const { trie } = this.encoder;
     return [
       {
         name: "llmd_token_cache_size_bytes",
         help: "Bytes held by token-producer's per-message token cache",
         type: "gauge",
-        value: () => cache.bytes,
+        value: () => trie.bytes,
       },
       {
         name: "llmd_token_cache_segments",
         help: "Message segments held by token-producer's token cache",
         type: "gauge",
-        value: () => cache.size,
+        value: () => trie.size,
       },
     ];
   }
