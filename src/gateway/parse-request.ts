@@ -6,6 +6,7 @@
 import { randomUUID } from "node:crypto";
 import type { IncomingHttpHeaders } from "node:http";
 import { badRequest, type LlmdError } from "../api/errors.ts";
+import { parseJsonBytes } from "../api/json-bytes.ts";
 import { MAX_JSON_DEPTH, nestedDeeperThan } from "../api/json-depth.ts";
 import { type ChatMessageLike, renderChat } from "../api/prompt.ts";
 import { checkMessages, checkSamplingParams } from "../api/sampling-params.ts";
@@ -66,7 +67,7 @@ function promptText(path: string, body: Record<string, unknown>): string | LlmdE
 function parseJsonObject(raw: Buffer): Record<string, unknown> | LlmdError {
   let parsed: unknown;
   try {
-    parsed = JSON.parse(raw.toString("utf8"));
+    parsed = parseJsonBytes(raw);
   } catch (err) {
     return badRequest(`invalid JSON body: ${(err as Error).message}`, null, "invalid_json");
   }

@@ -60,6 +60,51 @@ describe("prefix-aware routing over HTTP", () => {
     }
   });
 
+  it("keeps a large prompt's affinity whether its strings are decoded from the bytes or by JSON.parse", async () => {
+    // ~20K-token prompts in ~80 KB bodies: the router decodes a long string without escapes
+    // straight from the body's bytes (src/api/json-bytes.ts), one with an escape through
+    // JSON.parse; the prompt text, and so its block hashes, are the same either way.
+    const fresh = await startSims(3, { "max-model-len": 65536 });
+    const router = await routerFor(fresh.map((s) => s.url));
+    const long = SHARED.repeat(10);
+    const sharedTokens = long.length / 4;
+    const send = async (path: string, body: Record<string, unknown>): Promise<Served> => {
+      const response = await fetch(`${router.url}${path}`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ model: MODEL, max_tokens: 2, ...body }),
+      });
+      assert.equal(response.status, 200);
+      const answer = (await response.json()) as {
+        usage: { prompt_tokens_details?: { cached_tokens?: number } };
+      };
+      const cached = answer.usage.prompt_tokens_details?.cached_tokens ?? 0;
+      return { endpoint: response.headers.get("x-llmd-endpoint") ?? "", cached };
+    };
+    const completion = (tail: string) => send("/v1/completions", { prompt: `${long}${tail}` });
+    const chat = (tail: string) =>
+      send("/v1/chat/completions", {
+        messages: [
+          { role: "system", content: `chat ${long}` },
+          { role: "user", content: [{ type: "text", text: `${long}${tail}` }] },
+        ],
+      });
+    try {
+      for (const ask of [completion, chat]) {
+        const plain = await ask(" plain tail");
+        const escaped = await ask(' an "escaped"\n tail');
+        const plainAgain = await ask(" plain tail again");
+        assert.equal(plain.cached, 0);
+        assert.deepEqual([escaped.endpoint, plainAgain.endpoint], [plain.endpoint, plain.endpoint]);
+        for (const s of [escaped, plainAgain])
+          assert.ok(s.cached > 0.9 * sharedTokens, `cached ${s.cached} of ${sharedTokens} tokens`);
+      }
+    } finally {
+      await router.close();
+      await Promise.all(fresh.map((s) => s.close()));
+    }
+  });
+
   it("with the load-only example config the same requests spread and find no cache", async () => {
     // Fresh simulators: the previous test warmed one of them.
     const fresh = await startSims(3);
