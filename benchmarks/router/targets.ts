@@ -44,7 +44,7 @@ async function waitLine(child: ChildProcess, pattern: RegExp): Promise<string> {
 }
 
 /** Starts a TypeScript server script that prints `listening on <url>`; resolves with its URL. */
-async function startListener(args: readonly string[]): Promise<{ url: string; child: ChildProcess }> {
+export async function startListener(args: readonly string[]): Promise<{ url: string; child: ChildProcess }> {
   const child = spawn(process.execPath, ["--import", "tsx", ...args], {
     stdio: ["ignore", "pipe", "inherit"],
   });

@@ -15,6 +15,8 @@ export interface SimReplicaOptions {
   basePort: number;
   /** Extra `llmd sim` flags, e.g. `["--profile", "h200-llama3-8b", "--speed", "10"]`. */
   simArgs: readonly string[];
+  /** Flags of replica `i` only, after `simArgs` (e.g. its own KV-events ports). */
+  replicaArgs?: (i: number) => readonly string[];
   /** Max wait for every replica's `/health`, in ms (default 30000). */
   readyTimeoutMs?: number;
   /** Where the children's output goes (default: inherited). */
@@ -50,8 +52,15 @@ async function ports(options: SimReplicaOptions): Promise<number[]> {
  * process group, so a terminal's Ctrl-C reaches only this process, which drains the router before
  * it signals the simulators.
  */
-function spawnSim(port: number, options: SimReplicaOptions): ChildProcess {
-  const args = [CLI_BIN, "sim", "--port", String(port), ...options.simArgs];
+function spawnSim(port: number, i: number, options: SimReplicaOptions): ChildProcess {
+  const args = [
+    CLI_BIN,
+    "sim",
+    "--port",
+    String(port),
+    ...options.simArgs,
+    ...(options.replicaArgs?.(i) ?? []),
+  ];
   return spawn(process.execPath, args, {
     stdio: ["ignore", options.stdio ?? "inherit", options.stdio ?? "inherit", "ipc"],
     detached: true,
@@ -92,7 +101,7 @@ async function stopAll(children: readonly ChildProcess[], graceMs: number): Prom
 /** Spawns the replicas and resolves once all are healthy; on failure stops them and rejects. */
 export async function startSimReplicas(options: SimReplicaOptions): Promise<SimReplicas> {
   const list = await ports(options);
-  const children = list.map((port) => spawnSim(port, options));
+  const children = list.map((port, i) => spawnSim(port, i, options));
   const urls = list.map((port) => `http://127.0.0.1:${port}`);
   const stop = (graceMs = 5000) => stopAll(children, graceMs);
   const deadline = Date.now() + (options.readyTimeoutMs ?? 30_000);
