@@ -48,10 +48,9 @@ export class IncrementalEncoder {
     const plan = this.plan(messages);
     if (plan.texts.length === 0 || this.worker === null) return this.encodeHere(plan);
     // A dead worker costs the event loop, never the request.
-    return this.worker
-      .encode(plan.texts)
-      .catch(() => this.tokenizeHere(plan.texts))
-      .then((ids) => this.complete(plan, ids));
+    const tokenized = this.worker.encode(plan.texts).catch(() => this.tokenizeHere(plan.texts));
+    const prompt = prefill(plan, this.endIds?.length ?? 0);
+    return tokenized.then((ids) => this.complete(plan, ids, prompt));
   }
 
   /** A completions prompt's ids (not cached: a prompt seldom repeats whole). */
@@ -81,14 +80,17 @@ export class IncrementalEncoder {
     return this.complete(plan, this.tokenizeHere(plan.texts));
   }
 
-  /** Holds the fresh messages' ids (`ids`, in `plan.texts` order) and concatenates the prompt's. */
-  private complete({ path, fresh }: Plan, ids: readonly Uint32Array[]): Uint32Array {
+  /**
+   * Holds the fresh messages' ids (`ids`, in `plan.texts` order) and returns the prompt's: written
+   * after the held ids `prompt` already has when they fit its room, else concatenated.
+   */
+  private complete(plan: Plan, ids: readonly Uint32Array[], prompt: Prefilled | null = null): Uint32Array {
+    const { path, fresh } = plan;
     this.endIds ??= ids[fresh.length]!;
     this.trie.extend(path, fresh, ids);
-    const parts = path.map((n) => n.ids);
-    for (let k = 0; k < fresh.length; k++) parts.push(ids[k]!);
-    parts.push(this.endIds);
-    return concatIds(parts);
+    const tail = ids.slice(0, fresh.length);
+    tail.push(this.endIds);
+    return (prompt && finish(prompt, tail)) ?? concatIds([...path.map((n) => n.ids), ...tail]);
   }
 
   private tokenizeHere(texts: readonly string[]): Uint32Array[] {
@@ -99,4 +101,44 @@ export class IncrementalEncoder {
     this.local ??= loadTokenizer(this.tokenizer);
     return this.local;
   }
+}
+
+/** A prompt's ids written up to the held messages' while the worker tokenizes the rest. */
+interface Prefilled {
+  ids: Uint32Array;
+  length: number;
+}
+
+/**
+ * The held messages' ids copied into an array with room for the fresh text at one token per
+ * UTF-16 code unit (prose and code stay well within it) and for the template's end, while the
+ * worker tokenizes: copying a long conversation's ids leaves the decision's critical path. Only
+ * for a turn short next to what is held (an eighth at most), so the spare room stays small.
+ */
+function prefill({ path, texts }: Plan, endLength: number): Prefilled | null {
+  let held = 0;
+  for (const n of path) held += n.ids.length;
+  let room = endLength;
+  for (const text of texts) room += text.length;
+  if (room > held / 8) return null;
+  const ids = new Uint32Array(held + room);
+  let length = 0;
+  for (const n of path) {
+    ids.set(n.ids, length);
+    length += n.ids.length;
+  }
+  return { ids, length };
+}
+
+/** The prompt's ids with `tail` written after the held ones; null when the tail outgrows the room. */
+function finish(prompt: Prefilled, tail: readonly Uint32Array[]): Uint32Array | null {
+  let length = prompt.length;
+  for (const part of tail) length += part.length;
+  if (length > prompt.ids.length) return null;
+  length = prompt.length;
+  for (const part of tail) {
+    prompt.ids.set(part, length);
+    length += part.length;
+  }
+  return prompt.ids.subarray(0, length);
 }

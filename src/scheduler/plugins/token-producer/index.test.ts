@@ -81,3 +81,29 @@ test("started, new text is tokenized on the worker thread with the same ids", as
     await producer.close();
   }
 });
+
+test("started, a short turn on a long held conversation gets the library's ids, however many tokens per character", async () => {
+  const producer = instantiate<Producer>(definition, { tokenizer: "llama3.1" });
+  await producer.start();
+  try {
+    const prose = "Each replica keeps the blocks it computed; the router sends a turn where they are. ";
+    const held = Array.from({ length: 12 }, (_, i) => ({
+      role: i % 2 === 0 ? "user" : "assistant",
+      content: `${i} ${prose.repeat(20)}`,
+    }));
+    const tokensOf = async (messages: typeof held) => {
+      const ctx = makeContext({ path: CHAT, body: { messages } });
+      await producer.produce(ctx, []);
+      assert.deepEqual(ctx.request.tokens, encodeChat(llama, messages));
+      return ctx.request.tokens!;
+    };
+    await tokensOf(held);
+    const plain = await tokensOf([...held, { role: "user", content: "Which replica holds it?" }]);
+    // ꙮ is one code unit and three tokens: past the room the held ids were copied into ahead.
+    const dense = await tokensOf([...held, { role: "user", content: "ꙮ".repeat(200) }]);
+    assert.ok(plain.buffer.byteLength > plain.byteLength, "written into the room after the held ids");
+    assert.equal(dense.buffer.byteLength, dense.byteLength, "outgrew the room: concatenated");
+  } finally {
+    await producer.close();
+  }
+});
