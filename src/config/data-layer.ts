@@ -76,6 +76,7 @@ function wiredSources(dl: DataLayerConfig, set: PluginSet, issues: ConfigIssue[]
         });
       } else if (isPoolDataLayerPlugin(extractor)) {
         extractors.push(extractor);
+        source.feed?.(extractor);
       }
     });
     wired.push({ source, extractors });

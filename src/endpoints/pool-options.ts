@@ -1,6 +1,7 @@
 /** Options of the endpoint pool, with llm-d's defaults. */
 import { type Clock, wallClock } from "../core/clock.ts";
 import { type OperationalLog, stderrLog } from "../core/log.ts";
+import type { AttributeSource } from "./attribute-poller.ts";
 import type { MetricsExtractorOptions } from "./engine-configs.ts";
 import type { TlsFiles } from "./http-fetcher.ts";
 import type { EndpointSource } from "./sources/source.ts";
@@ -39,6 +40,8 @@ export interface EndpointPoolOptions {
   unhealthyAfterFailures?: number;
   /** Operational log; defaults to stderr. */
   log?: OperationalLog;
+  /** Sources polled besides the engine's metrics, into endpoint attributes (e.g. `dcgm-data-source`). */
+  attributeSources?: readonly AttributeSource[];
 }
 
 /** Options with defaults applied. */
@@ -65,6 +68,7 @@ export function resolvePoolOptions(options: EndpointPoolOptions): ResolvedPoolOp
     requestTimeoutMs: options.requestTimeoutMs ?? 1000,
     unhealthyAfterFailures: options.unhealthyAfterFailures ?? 3,
     log: options.log ?? stderrLog("endpoints"),
+    attributeSources: options.attributeSources ?? [],
   };
   for (const key of [
     "scrapeIntervalMs",

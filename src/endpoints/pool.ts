@@ -3,6 +3,7 @@
  * metrics scraping on a fast interval, health, `/v1/models` polling and staleness. The gateway
  * reads `candidates()` per request; the scheduler plugins read each endpoint's metrics.
  */
+import { AttributePoller } from "./attribute-poller.ts";
 import type { Endpoint, EndpointMetadata } from "./endpoint.ts";
 import { type EndpointPoolCounters, EndpointProber } from "./endpoint-prober.ts";
 import { createExtractorSelector, type MetricsExtractor } from "./metrics-extractor.ts";
@@ -20,6 +21,7 @@ const MODEL_CACHE_LIMIT = 256;
 export class EndpointPool {
   private readonly options: ResolvedPoolOptions;
   private readonly prober: EndpointProber;
+  private readonly attributePollers: AttributePoller[];
   private readonly selectExtractor: (labels: Readonly<Record<string, string>>) => MetricsExtractor;
   private readonly records = new Map<string, EndpointRecord>();
   private readonly listeners: (() => void)[] = [];
@@ -38,6 +40,9 @@ export class EndpointPool {
       changed: () => this.changed(),
     });
     this.selectExtractor = createExtractorSelector(this.options.metricsSpecs);
+    this.attributePollers = this.options.attributeSources.map(
+      (source) => new AttributePoller(source, this.options.requestTimeoutMs),
+    );
   }
 
   /** Runs the first discovery and the first scrape of every endpoint (each may fail), then the timer. */
@@ -58,14 +63,17 @@ export class EndpointPool {
     clearInterval(this.timer);
     await this.options.source.stop();
     await this.prober.close(this.records.values());
+    await Promise.all(this.attributePollers.map((p) => p.close(this.records.values())));
   }
 
-  /** Scrapes every endpoint and polls its models now; resolves when all have landed or failed. */
+  /** Scrapes every endpoint, polls its models and attribute sources now; resolves when all have landed or failed. */
   async refresh(): Promise<void> {
     const work: Promise<void>[] = [];
+    const now = this.options.clock.now();
     for (const record of this.records.values()) {
       work.push(this.prober.scrape(record));
       if (this.options.modelsIntervalMs > 0) work.push(this.prober.pollModels(record));
+      for (const poller of this.attributePollers) work.push(poller.poll(record, now));
     }
     await Promise.all(work);
   }
@@ -135,9 +143,14 @@ export class EndpointPool {
     return this.modelsCache;
   }
 
-  /** Snapshot of the pool-wide counters. */
+  /** Snapshot of the pool-wide counters (attribute sources' poll and extract errors included). */
   counters(): Readonly<EndpointPoolCounters> {
-    return { ...this.prober.counters };
+    const counters = { ...this.prober.counters };
+    for (const { counters: c } of this.attributePollers) {
+      counters.pollErrorsTotal += c.pollErrors;
+      counters.extractErrorsTotal += c.extractErrors;
+    }
+    return counters;
   }
 
   private applySet(set: readonly EndpointMetadata[]): void {
@@ -177,6 +190,7 @@ export class EndpointPool {
         void this.prober.pollModels(record);
       }
     }
+    for (const poller of this.attributePollers) poller.tick(this.records.values(), now);
   }
 
   private changed(): void {

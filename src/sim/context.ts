@@ -5,6 +5,7 @@
 import type { ModelCard } from "../api/openai.ts";
 import { BodyBudget } from "../api/request-body.ts";
 import { createEngine } from "../engine/index.ts";
+import type { ResolvedEngineOptions } from "../engine/options.ts";
 import type { ChatTokenizer } from "../tokenizer/chat.ts";
 import { type SimConfig, servedModelNames } from "./config.ts";
 import { EngineDriver } from "./driver.ts";
@@ -26,6 +27,8 @@ export interface ServedModel {
 export interface SimContext {
   readonly config: SimConfig;
   readonly driver: EngineDriver;
+  /** The engine's resolved options (profile, KV pool size). */
+  readonly engineOptions: ResolvedEngineOptions;
   readonly metrics: SimMetrics;
   readonly planner: OutputPlanner;
   readonly failures: FailureInjector;
@@ -71,6 +74,7 @@ export function createSimContext(config: SimConfig): SimContext {
   return {
     config,
     driver,
+    engineOptions: resolved,
     metrics,
     planner: new OutputPlanner(config.mode, seed, resolved.maxModelLen, tokenizer),
     failures: new FailureInjector(config["failure-injection-rate"], config["failure-types"], random),

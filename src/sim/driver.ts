@@ -12,6 +12,10 @@
  */
 import { type Clock, wallClock } from "../core/clock.ts";
 import type { AddRejection, Engine, EngineRequest, StepOutput, StepResult } from "../engine/types.ts";
+import { BusyWindow } from "./busy-window.ts";
+
+/** Engine ms over which the GPU's busy share is reported (DCGM samples utilisation per second). */
+const BUSY_WINDOW_MS = 1000;
 
 /** Receives a request's step outputs; `atMs` is the engine time at which they became visible. */
 export interface OutputSink {
@@ -71,6 +75,8 @@ export interface DriverOptions {
 
 /** The host loop around one engine. */
 export class EngineDriver {
+  /** The steps of the last second of engine time (the simulated GPU's utilisation). */
+  readonly busy = new BusyWindow(BUSY_WINDOW_MS);
   private readonly sinks = new Map<string, OutputSink>();
   private readonly clock: Clock;
   private readonly timers: HostTimers;
@@ -172,6 +178,7 @@ export class EngineDriver {
     const behindMs = this.clock.now() - this.wallTimeOf(startMs);
     if (behindMs > this.catchUpMs) this.stalledMs += behindMs - this.catchUpMs;
     const endMs = step.startMs + step.durationMs;
+    this.busy.add(step.startMs, step.durationMs);
     this.freeAtMs = endMs;
     const dueWallMs = this.wallTimeOf(endMs);
     this.inFlightStep = { step, endMs, dueWallMs };

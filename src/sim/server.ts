@@ -6,7 +6,8 @@
  * (408), malformed HTTP (400, 431) and a bound on the bodies held at once (429). With
  * `--kv-events-config` enabled, the engine's KV events are published over ZeroMQ as vLLM publishes
  * them (src/sim/kv-publisher.ts). With `--kv-transfer-config`, it serves both P/D legs and opens
- * the KV side channel (src/sim/kv-transfer.ts).
+ * the KV side channel (src/sim/kv-transfer.ts). With `--dcgm-port`, a DCGM exporter serves the
+ * simulated GPU's utilisation beside it (src/sim/dcgm-exporter.ts).
  */
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -14,6 +15,7 @@ import { answerEdgeErrors, edgeServerOptions } from "../api/http-edge.ts";
 import { LlmdError } from "../api/errors.ts";
 import { type SimConfig, servedModelNames } from "./config.ts";
 import { createSimContext, type SimContext } from "./context.ts";
+import { type DcgmExporter, startDcgmExporter } from "./dcgm-exporter.ts";
 import { handleGeneration } from "./handlers/generate.ts";
 import { simShuttingDown } from "./drain.ts";
 import { handleHealth, handleMetrics, handleModels, handleReady, handleTokenize } from "./handlers/info.ts";
@@ -29,6 +31,8 @@ export interface SimServer {
   context: SimContext;
   /** The KV event publisher, when `--kv-events-config` enables one. */
   kvEvents: KvEventPublisher | null;
+  /** The DCGM exporter's port, when `--dcgm-port` runs one. */
+  dcgmPort: number | undefined;
   /**
    * Graceful shutdown (drain.ts): readiness 503, new generation requests 503
    * `rejected-shutting-down`, running ones finish within `timeoutMs` (the rest are cut off with an
@@ -79,12 +83,17 @@ export async function startSimServer(config: SimConfig): Promise<SimServer> {
   const { port } = server.address() as AddressInfo;
   const host = ["0.0.0.0", "::", ""].includes(config.host) ? "127.0.0.1" : config.host;
   let kvEvents: KvEventPublisher | null = null;
+  let dcgm: DcgmExporter | undefined;
   let unsubscribe = () => {};
   try {
     kvEvents = await startKvEvents(config, host, port);
     await context.kvTransfer?.start(host);
+    const dcgmPort = config["dcgm-port"];
+    if (dcgmPort !== undefined)
+      dcgm = await startDcgmExporter(context.driver, context.engineOptions, host, dcgmPort);
   } catch (err) {
     kvEvents?.close();
+    context.kvTransfer?.close();
     server.close();
     throw err;
   }
@@ -99,6 +108,7 @@ export async function startSimServer(config: SimConfig): Promise<SimServer> {
       context.kvTransfer?.close();
       unsubscribe();
       kvEvents?.close();
+      void dcgm?.close();
       server.close(() => resolve());
       server.closeAllConnections();
     });
@@ -109,6 +119,7 @@ export async function startSimServer(config: SimConfig): Promise<SimServer> {
     port,
     context,
     kvEvents,
+    dcgmPort: dcgm?.port,
     drain: async (timeoutMs) => {
       const cutOff = await context.drain.drain(timeoutMs);
       // Cut-off answers are flushed before the sockets close.

@@ -8,6 +8,8 @@ import { join } from "node:path";
 import { test } from "node:test";
 import { parse as parseYaml } from "yaml";
 import { parseConfig } from "../../src/config/load.ts";
+import { endpointPoolOptionsFromConfig } from "../../src/config/pool-options.ts";
+import { parseEndpointList } from "../../src/endpoints/sources/static-source.ts";
 
 const DIR = join(import.meta.dirname, "../../../shared/data/llm-d-configs");
 
@@ -25,7 +27,7 @@ const EXPECTED: Record<string, string[]> = {
   "sim-e-p-d-epp-config.yaml": [],
   "sim-e-pd-epp-config.yaml": [],
   "sim-epp-config.yaml": [],
-  "sim-epp-gpu-config.yaml": ["dcgm-data-source", "dcgm-extractor"],
+  "sim-epp-gpu-config.yaml": [],
   "sim-epp-kvcache-config.yaml": [],
   "sim-epp-no-hit-lru.yaml": [],
   "sim-epp-tokenizer-vllm-http-config.yaml": [],
@@ -129,4 +131,40 @@ test("the multimodal sample scores encoder-cache affinity (weight 4) beside prec
   );
   const producers = result.config.scheduler.parts.producers.map((p) => p.type);
   assert.ok(producers.includes("mm-embeddings-cache-producer"), producers.join(", "));
+});
+
+test("the GPU sample polls DCGM on port 9400 every second and filters, then scores, on GPUUtilization", () => {
+  const text = readFileSync(join(DIR, "sim-epp-gpu-config.yaml"), "utf8");
+  const result = parseConfig(text, { allowExperimentalPlugins: true });
+  assert.ok(result.ok, result.ok ? "" : JSON.stringify(result.issues));
+  const options = endpointPoolOptionsFromConfig(result.config, {
+    endpoints: parseEndpointList("10.0.0.1:8000"),
+  });
+  const [dcgm, ...others] = options.attributeSources ?? [];
+  assert.deepEqual(others, []);
+  assert.deepEqual(
+    { ...dcgm, extractors: dcgm?.extractors.length },
+    {
+      name: "dcgm-source",
+      scheme: "http",
+      path: "/metrics",
+      port: 9400,
+      insecureSkipVerify: true,
+      intervalMs: 1000,
+      extractors: 1,
+    },
+  );
+  assert.equal(options.metricsPath, "/metrics", "the default metrics source is injected beside it");
+  const profile = result.config.scheduler.parts.profiles.get("default")!;
+  assert.deepEqual(
+    profile.filters.map((f) => f.name),
+    ["decode-filter", "gpu-utilization-filter"],
+  );
+  assert.deepEqual(
+    profile.scorers.map((s) => [s.scorer.name, s.weight]),
+    [
+      ["gpu-utilization-scorer", 2],
+      ["kv-cache-utilization-scorer", 1],
+    ],
+  );
 });

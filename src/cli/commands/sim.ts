@@ -89,6 +89,10 @@ const FLAGS: [flags: string, description: string][] = [
   ["--kv-transfer-bandwidth <gbps>", "link bandwidth per GPU in GB/s (overrides the preset)"],
   ["--kv-transfer-link-latency <dur>", "fixed cost of one transfer (overrides the preset)"],
   ["--kv-transfer-failure-rate <pct>", "percent of decode-leg pulls that fail (0-100, default 0)"],
+  [
+    "--dcgm-port <n>",
+    "also serve an NVIDIA DCGM exporter's /metrics on this port (GPU utilisation, memory, power; 0 = any free)",
+  ],
   // Defaults come from the config schema, so a --config file's value is not overridden by them.
   ...EDGE_FLAGS.map(([flags, description, fallback]): [string, string] => [
     flags,
@@ -116,6 +120,8 @@ export function registerSim(program: Command): void {
       process.exit(2);
     });
     process.stdout.write(`llmd sim listening on ${server.url}\n`);
+    if (server.dcgmPort !== undefined)
+      process.stdout.write(`llmd sim DCGM exporter on port ${server.dcgmPort} (/metrics)\n`);
     const drainMs = parsed.config["drain-timeout"];
     drainOnSignals("llmd sim", () => server.drain(drainMs).then(() => {}));
     // Started with an IPC channel (by `llmd up`): its closing means the parent is gone, even

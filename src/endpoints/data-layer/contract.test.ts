@@ -33,6 +33,7 @@ const POOL_OPTION_KEYS: Record<keyof EndpointPoolOptions, true> = {
   requestTimeoutMs: true,
   unhealthyAfterFailures: true,
   log: true,
+  attributeSources: true,
 };
 
 const dataLayerTypes = builtinDefinitions()
@@ -45,9 +46,13 @@ function configured(type: string, draft: PoolOptionsDraft = {}): PoolOptionsDraf
   return draft;
 }
 
-/** A draft with every key set to a marker object, to see which keys a plugin overwrites. */
-function markedDraft(): Record<string, unknown> {
-  return Object.fromEntries(Object.keys(POOL_OPTION_KEYS).map((key) => [key, { marker: key }]));
+/** A draft with every key but `written` set to a marker object, to see which keys a plugin overwrites. */
+function markedDraft(written: PoolOptionsDraft): Record<string, unknown> {
+  return Object.fromEntries(
+    Object.keys(POOL_OPTION_KEYS)
+      .filter((key) => !(key in written))
+      .map((key) => [key, { marker: key }]),
+  );
 }
 
 describe("data-layer plugin contract", () => {
@@ -67,7 +72,7 @@ describe("data-layer plugin contract", () => {
       assert.deepEqual(Object.keys(configured(type)), Object.keys(draft), "same parameters, same keys");
       assert.equal(JSON.stringify(configured(type)), JSON.stringify(draft), "same parameters, same options");
 
-      const marked = markedDraft();
+      const marked = markedDraft(draft);
       configured(type, marked as PoolOptionsDraft);
       for (const [key, value] of Object.entries(marked)) {
         if (key in draft) continue;

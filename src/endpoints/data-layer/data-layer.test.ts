@@ -35,6 +35,8 @@ function issues(type: string, params: unknown): string {
 test("registered types, kinds and stability", () => {
   assert.deepEqual([...byType.keys()].sort(), [
     "core-metrics-extractor",
+    "dcgm-data-source",
+    "dcgm-extractor",
     "endpoint-notification-source",
     "file-discovery",
     "metrics-data-source",
@@ -44,7 +46,8 @@ test("registered types, kinds and stability", () => {
   assert.deepEqual(pluginKinds(create("metrics-data-source")), ["data-source"]);
   assert.deepEqual(pluginKinds(create("core-metrics-extractor")), ["extractor"]);
   assert.deepEqual(pluginKinds(create("file-discovery", { path: "/x" })), ["discovery"]);
-  for (const d of dataLayerPlugins) assert.equal(d.stability, "beta");
+  for (const d of dataLayerPlugins)
+    assert.equal(d.stability, d.type.startsWith("dcgm-") ? "alpha" : "beta", d.type);
 });
 
 test("metrics-data-source: llm-d defaults", () => {

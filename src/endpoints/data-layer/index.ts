@@ -7,6 +7,7 @@
 import { noParameters } from "../../plugin/params.ts";
 import type { AnyPluginDefinition } from "../../plugin/registry.ts";
 import { coreMetricsExtractor } from "./core-metrics-extractor.ts";
+import { dcgmDataSource, dcgmExtractor } from "./dcgm.ts";
 import { fileDiscovery } from "./file-discovery.ts";
 import { metricsDataSource } from "./metrics-data-source.ts";
 import { dataLayerDefinition } from "./plugin.ts";
@@ -49,4 +50,6 @@ export const dataLayerPlugins: readonly AnyPluginDefinition[] = [
   modelsDataExtractor,
   endpointNotificationSource,
   fileDiscovery,
+  dcgmDataSource,
+  dcgmExtractor,
 ];

@@ -10,7 +10,7 @@ const filePath = z.string().min(1, { error: "expected a file path" });
 
 const PORT_ERROR = { error: "expected a port 1-65535" };
 /** A port as a number or, as Kubernetes manifests often write it, a numeric string. */
-const port = z
+export const port = z
   .union(
     [z.number(PORT_ERROR), z.string(PORT_ERROR).regex(/^\d+$/, PORT_ERROR).transform(Number)],
     PORT_ERROR,

@@ -30,6 +30,8 @@ export interface PoolDataLayerPlugin extends DataLayerPlugin {
   configurePool(draft: PoolOptionsDraft): void;
   /** Sources only: true when `extractor` can read what this source fetches (wiring check). */
   accepts(extractor: Plugin): boolean;
+  /** Sources that run their extractors themselves: `extractor` is wired to this source. */
+  feed?(extractor: Plugin): void;
 }
 
 /** True for instances created from this module's definitions. */
