@@ -203,7 +203,40 @@ test("the byte budget forgets the least recently stored blocks, and the estimate
   );
 });
 
-test("remembered request keys equal freshly computed ones, also where a prompt diverges or the model differs", () => {
+test("keys the index derived from events equal freshly computed ones, also where a prompt diverges or the model differs", () => {
+  const idx = index({ blockSizeTokens: 32 });
+  const a = tokensOf(16 * 8);
+  const b = [...a.slice(0, 16 * 5), ...tokensOf(16 * 3, 9)];
+  idx.apply(stored(a, 16, 0n), "p", MODEL, 0); // engine blocks half a request block: keys via tails
+  const fresh = (t: number[], model = MODEL, n = Number.POSITIVE_INFINITY) => [
+    ...new RequestKeyHasher(32).keys(t, model, n),
+  ];
+  assert.deepEqual([...idx.requestKeys(a, MODEL)], fresh(a));
+  assert.deepEqual([...idx.requestKeys(b, MODEL)], fresh(b));
+  assert.deepEqual([...idx.requestKeys(a, "other")], fresh(a, "other"));
+  assert.deepEqual([...idx.requestKeys(a, MODEL, 3)], fresh(a, MODEL, 3));
+  idx.apply(stored(a, 16, 100n), "q", MODEL, 0); // a second pod's copy derives its keys too
+  assert.deepEqual([...matchOf(idx, a, ["p", "q"]).blocks], [4, 4]);
+  idx.clearPod("p");
+  idx.clearPod("q");
+  assert.deepEqual([idx.stats().keys, idx.stats().bytes], [0, 0]);
+  assert.deepEqual([...idx.requestKeys(b, MODEL)], fresh(b), "forgotten keys are computed again");
+});
+
+test("matchTokens computes keys only as far as a match reaches, and matches as match(requestKeys)", () => {
+  const idx = index();
+  const tokens = tokensOf(16 * 20);
+  assert.equal(idx.matchTokens(tokens, MODEL, ["a"], 0).keys.length, 0, "no pod known");
+  idx.apply(stored(tokens.slice(0, 16 * 6), 16, 0n), "a", MODEL, 0);
+  idx.apply(stored(tokens.slice(0, 16 * 9), 16, 50n, "CPU"), "b", MODEL, 0);
+  const m = idx.matchTokens(tokens, MODEL, ["a", "b", "c"], 0);
+  assert.deepEqual([...m.keys], [...new RequestKeyHasher(16).keys(tokens, MODEL, 10)]);
+  const full = matchOf(idx, tokens, ["a", "b", "c"]);
+  assert.deepEqual([[...m.blocks], [...m.weighted]], [[...full.blocks], [...full.weighted]]);
+  assert.deepEqual([...m.blocks], [6, 9, 0]);
+});
+
+test("requestKeys of prompts no event reported are computed fresh, whatever was asked before", () => {
   const idx = index();
   const a = tokensOf(16 * 8);
   const b = [...a.slice(0, 16 * 5), ...tokensOf(16 * 3, 9)];

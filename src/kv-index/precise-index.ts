@@ -17,9 +17,8 @@
  * Pods are opaque strings (the router uses endpoint keys, one per data-parallel rank). The index
  * knows no sockets or clocks: the router's subscriber and the fleet simulator both call `apply`.
  */
-import { hashPrefixBlocks, prefixSeed } from "./block-hasher.ts";
 import { KeyTable } from "./key-table.ts";
-import { foldKey, type Key64, RequestKeyHasher } from "./request-keys.ts";
+import { blockDerivation, foldKey, type Key64, RequestKeyHasher } from "./request-keys.ts";
 
 /** A KV event as the index applies it: the engine's `KvEvent` and decoded wire events both fit. */
 export type IndexKvEvent =
@@ -90,15 +89,15 @@ export interface PreciseMatch {
 
 // Estimated sizes of the index's objects (V8 object headers, fields, map and set slots).
 const HOLDER_BYTES = 96;
-const KEY_BYTES = 80;
+/** A key's holder list and table slot, plus its derivation (two tables at ≤ 50% load, 24 bytes of arrays). */
+const KEY_BYTES = 136;
 const ENGINE_BLOCK_BYTES = 160;
 const REF_BYTES = 8;
 const TOKEN_BYTES = 4;
 const MAX_TIERS = 16;
 const EMPTY_TAIL = new Uint32Array(0);
 const EMPTY_LIST: Holder[] = [];
-/** Request keys remembered by their prefix's fast chained hash (cleared when full). */
-const MEMO_LIMIT = 1 << 19;
+const NO_DERIVATION = -1;
 
 interface PodState {
   readonly key: string;
@@ -152,11 +151,13 @@ export class PreciseIndex {
   private readonly keyHolders = new KeyTable();
   private readonly holderLists: Holder[][] = [];
   private readonly freeLists: number[] = [];
-  /** Fast prefix hash → slot of its request key in `memoHi`/`memoLo`. */
-  private memo = new KeyTable();
-  private readonly memoHi = new Uint32Array(MEMO_LIMIT);
-  private readonly memoLo = new Uint32Array(MEMO_LIMIT);
-  private memoCount = 0;
+  /** Derivation digest (`blockDerivation` of parent key and tokens) → list of the key it derives. */
+  private readonly derived = new KeyTable();
+  /** Per list: its 64-bit request key, the parent's folded key, the derivation digest (or NO_DERIVATION). */
+  private listHi = new Uint32Array(1024);
+  private listLo = new Uint32Array(1024);
+  private listParent = new Float64Array(1024);
+  private listDerivation = new Float64Array(1024);
   /** Scratch: a parent's tail followed by one engine block's tokens. */
   private joined = new Uint32Array(256);
   private readonly tierMaskWeight = new Float64Array(1 << MAX_TIERS).fill(-1);
@@ -196,41 +197,48 @@ export class PreciseIndex {
 
   /**
    * Request keys of `tokens` for `model` (full blocks only, at most `maxBlocks`). FNV-64a over CBOR
-   * costs about 35 ns a token, so each block's key is remembered under the fast chained hash of its
-   * whole prefix (`hashPrefixBlocks`, ~1.5 ns a token): a prompt extending one seen before (the
-   * next turn of a conversation) pays the fast hash for its known blocks and CBOR-FNV for its new ones.
+   * costs about 35 ns a token, so a block whose key the index holds, derived from the same parent
+   * key and tokens, gets it by a fast digest (`blockDerivation`, ~1 ns a token) and a lookup: a
+   * prompt extending one the index knows (the next turn of a conversation, a prompt an engine
+   * reported) pays CBOR-FNV only for its new blocks.
    */
   requestKeys(tokens: ArrayLike<number>, model: string, maxBlocks = Number.POSITIVE_INFINITY): Float64Array {
     const size = this.hasher.blockSizeTokens;
-    const n = Math.min(maxBlocks, Math.floor(tokens.length / size));
-    const ids = tokens instanceof Uint32Array ? tokens : Uint32Array.from(tokens);
-    const prefixes = hashPrefixBlocks(ids, size, n, prefixSeed(model));
-    const out = new Float64Array(n);
+    const out = new Float64Array(Math.min(maxBlocks, Math.floor(tokens.length / size)));
     const root = this.hasher.root(model);
     const chain: Key64 = { hi: root.hi, lo: root.lo };
-    for (let i = 0; i < n; i++) {
-      const slot = this.memo.get(prefixes[i]!);
-      if (slot >= 0) {
-        chain.hi = this.memoHi[slot]!;
-        chain.lo = this.memoLo[slot]!;
-      } else {
-        this.hasher.next(chain, ids, i * size, chain);
-        this.remember(prefixes[i]!, chain);
-      }
-      out[i] = foldKey(chain.hi, chain.lo);
+    let parent = foldKey(chain.hi, chain.lo);
+    for (let i = 0; i < out.length; i++) {
+      this.nextKey(chain, parent, tokens, i * size);
+      out[i] = parent = foldKey(chain.hi, chain.lo);
     }
     return out;
   }
 
-  private remember(prefix: number, key: Key64): void {
-    if (this.memoCount === MEMO_LIMIT) {
-      this.memo = new KeyTable();
-      this.memoCount = 0;
-    }
-    const slot = this.memoCount++;
-    this.memoHi[slot] = key.hi;
-    this.memoLo[slot] = key.lo;
-    this.memo.set(prefix, slot);
+  /**
+   * Advances `chain` (whose folded key is `parent`) over the request block at `from`: the key the
+   * index holds under the block's derivation digest when its parent is the same, else CBOR-FNV.
+   * Returns the digest.
+   */
+  private nextKey(chain: Key64, parent: number, tokens: ArrayLike<number>, from: number): number {
+    const derivation = blockDerivation(chain, tokens, from, this.hasher.blockSizeTokens);
+    const list = this.derived.get(derivation);
+    if (list >= 0 && this.listParent[list] === parent) {
+      chain.hi = this.listHi[list]!;
+      chain.lo = this.listLo[list]!;
+    } else this.hasher.next(chain, tokens, from, chain);
+    return derivation;
+  }
+
+  /** Records how the held key `chain` was derived, so `nextKey` finds it again. */
+  private noteDerivation(chain: Key64, parent: number, derivation: number): void {
+    const list = this.keyHolders.get(foldKey(chain.hi, chain.lo));
+    if (list < 0 || this.listDerivation[list] !== NO_DERIVATION) return;
+    this.listHi[list] = chain.hi;
+    this.listLo[list] = chain.lo;
+    this.listParent[list] = parent;
+    this.listDerivation[list] = derivation;
+    this.derived.set(derivation, list);
   }
 
   /** Applies one batch of `podKey`'s events, in order; `model` is the engine's served model. */
@@ -279,6 +287,43 @@ export class PreciseIndex {
    * unexpired speculative entry) and their sum of best-tier weights.
    */
   match(keys: Float64Array, podKeys: readonly string[], nowMs: number): PreciseMatch {
+    return this.withColumns(podKeys, (blocks, weighted) => {
+      for (let i = 0; i < keys.length && this.advance(keys[i]!, i, nowMs, blocks, weighted); i++);
+    });
+  }
+
+  /**
+   * `match` over the request keys of `tokens`, computing them only as far as some pod's match
+   * reaches: `keys` are the blocks matched by any pod plus the first that none holds (none when no
+   * pod is known), so a prompt nobody holds costs one key.
+   */
+  matchTokens(
+    tokens: ArrayLike<number>,
+    model: string,
+    podKeys: readonly string[],
+    nowMs: number,
+  ): PreciseMatch & { keys: Float64Array } {
+    const size = this.hasher.blockSizeTokens;
+    const keys = new Float64Array(Math.floor(tokens.length / size));
+    let count = 0;
+    const matched = this.withColumns(podKeys, (blocks, weighted) => {
+      const root = this.hasher.root(model);
+      const chain: Key64 = { hi: root.hi, lo: root.lo };
+      let parent = foldKey(chain.hi, chain.lo);
+      while (count < keys.length) {
+        this.nextKey(chain, parent, tokens, count * size);
+        keys[count] = parent = foldKey(chain.hi, chain.lo);
+        if (!this.advance(parent, count++, nowMs, blocks, weighted)) break;
+      }
+    });
+    return { ...matched, keys: keys.subarray(0, count) };
+  }
+
+  /** Marks the known pods of `podKeys` with their positions (`column`) while `walk` runs. */
+  private withColumns(
+    podKeys: readonly string[],
+    walk: (blocks: Int32Array, weighted: Float64Array) => void,
+  ): PreciseMatch {
     const blocks = new Int32Array(podKeys.length);
     const weighted = new Float64Array(podKeys.length);
     const columns: PodState[] = [];
@@ -289,28 +334,32 @@ export class PreciseIndex {
         columns.push(pod);
       }
     }
-    if (columns.length > 0) this.walk(keys, nowMs, blocks, weighted);
+    if (columns.length > 0) walk(blocks, weighted);
     for (const pod of columns) pod.column = -1;
     return { blocks, weighted };
   }
 
-  /** The contiguous runs from block 0 of the pods whose `column` is set. */
-  private walk(keys: Float64Array, nowMs: number, blocks: Int32Array, weighted: Float64Array): void {
-    for (let i = 0; i < keys.length; i++) {
-      const list = this.keyHolders.get(keys[i]!);
-      if (list < 0) return;
-      let advanced = false;
-      for (const holder of this.holderLists[list]!) {
-        const c = holder.pod.column;
-        if (c < 0 || blocks[c] !== i) continue;
-        const weight = this.weightOf(holder, nowMs);
-        if (weight < 0) continue;
-        blocks[c] = i + 1;
-        weighted[c]! += weight;
-        advanced = true;
-      }
-      if (!advanced) return;
+  /** Extends by block `i` (key `key`) the runs of the marked pods that reached it; false when none did. */
+  private advance(
+    key: number,
+    i: number,
+    nowMs: number,
+    blocks: Int32Array,
+    weighted: Float64Array,
+  ): boolean {
+    const list = this.keyHolders.get(key);
+    if (list < 0) return false;
+    let advanced = false;
+    for (const holder of this.holderLists[list]!) {
+      const c = holder.pod.column;
+      if (c < 0 || blocks[c] !== i) continue;
+      const weight = this.weightOf(holder, nowMs);
+      if (weight < 0) continue;
+      blocks[c] = i + 1;
+      weighted[c]! += weight;
+      advanced = true;
     }
+    return advanced;
   }
 
   private stored(event: Extract<IndexKvEvent, { type: "BlockStored" }>, pod: PodState, model: string): void {
@@ -373,8 +422,10 @@ export class PreciseIndex {
     const chain: Key64 = { hi: parentChain.hi, lo: parentChain.lo };
     const owned: Holder[] = new Array(full);
     for (let j = 0; j < full; j++) {
-      this.hasher.next(chain, tokens, start + j * size, chain);
+      const parent = foldKey(chain.hi, chain.lo);
+      const derivation = this.nextKey(chain, parent, tokens, start + j * size);
       const holder = this.holderFor(foldKey(chain.hi, chain.lo), pod);
+      this.noteDerivation(chain, parent, derivation);
       confirm(holder, tier);
       owned[j] = holder;
     }
@@ -508,8 +559,9 @@ export class PreciseIndex {
   private holderFor(key: number, pod: PodState): Holder {
     let list = this.keyHolders.get(key);
     if (list < 0) {
-      list = this.freeLists.pop() ?? this.holderLists.length;
+      list = this.freeLists.pop() ?? this.newList();
       this.holderLists[list] = [];
+      this.listDerivation[list] = NO_DERIVATION;
       this.keyHolders.set(key, list);
       this.counters.bytes += KEY_BYTES;
     }
@@ -534,10 +586,29 @@ export class PreciseIndex {
     holders.pop();
     if (holders.length === 0) {
       this.keyHolders.delete(holder.key);
+      const derivation = this.listDerivation[list]!;
+      if (derivation !== NO_DERIVATION && this.derived.get(derivation) === list)
+        this.derived.delete(derivation);
       this.holderLists[list] = EMPTY_LIST;
       this.freeLists.push(list);
       this.counters.bytes -= KEY_BYTES;
     }
+  }
+
+  /** A new list id, its per-list arrays grown to hold it. */
+  private newList(): number {
+    const list = this.holderLists.length;
+    if (list === this.listHi.length) {
+      const grow = <T extends Uint32Array | Float64Array>(old: T, next: T): T => {
+        next.set(old as never);
+        return next;
+      };
+      this.listHi = grow(this.listHi, new Uint32Array(list * 2));
+      this.listLo = grow(this.listLo, new Uint32Array(list * 2));
+      this.listParent = grow(this.listParent, new Float64Array(list * 2));
+      this.listDerivation = grow(this.listDerivation, new Float64Array(list * 2));
+    }
+    return list;
   }
 
   private link(block: EngineBlock): void {

@@ -91,6 +91,40 @@ function fnv64a(bytes: Uint8Array, length: number, out: Key64): Key64 {
   return out;
 }
 
+const M1 = 0xcc9e2d51 | 0;
+const M2 = 0x1b873593 | 0;
+
+function fmix(h: number): number {
+  let x = h ^ (h >>> 16);
+  x = Math.imul(x, 0x85ebca6b);
+  x ^= x >>> 13;
+  x = Math.imul(x, 0xc2b2ae35);
+  return x ^ (x >>> 16);
+}
+
+/**
+ * A fast 53-bit digest of (parent key, block tokens `tokens[from, from + size)`), about 1 ns a token
+ * against CBOR-FNV's 35: the index remembers each request key it holds under this digest of how it
+ * was derived, so the key of a block whose parent and tokens it has seen is a lookup, not a hash.
+ */
+export function blockDerivation(
+  parent: Key64,
+  tokens: ArrayLike<number>,
+  from: number,
+  size: number,
+): number {
+  let a = parent.lo ^ M1;
+  let b = parent.hi ^ M2;
+  for (let i = from; i < from + size; i++) {
+    const v = tokens[i]!;
+    a = Math.imul(((a << 15) | (a >>> 17)) ^ v, M1);
+    b = (Math.imul(((b << 13) | (b >>> 19)) ^ v, M2) + a) | 0;
+  }
+  const lo = fmix(a ^ size);
+  const hi = fmix(b ^ lo);
+  return foldKey(hi, lo);
+}
+
 /** Computes request keys for one `(blockSizeTokens, hashSeed)` configuration; roots cached per model. */
 export class RequestKeyHasher {
   /** One block's CBOR: `[parent, tokens, null]` takes at most 1 + 9 + 9 + 5 per token + 1 bytes. */

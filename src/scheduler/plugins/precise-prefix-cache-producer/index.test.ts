@@ -71,12 +71,14 @@ test("matches what an endpoint's events show, weighted by tier", () => {
 test("keys are computed only as far as a match can reach", () => {
   const producer = instantiate<PrecisePrefixCacheProducer>(definition);
   const long = tokens(16 * 1000, 1);
-  assert.equal(produce(producer, long).match.hashes.length, 32, "nobody holds it");
+  assert.equal(produce(producer, long).match.hashes.length, 0, "no endpoint is known");
+  producer.kvEvents([stored(tokens(16 * 10, 9))], "default/b", "m");
+  assert.equal(produce(producer, long).match.hashes.length, 1, "nobody holds its first block");
   producer.kvEvents([stored(long.subarray(0, 16 * 100))], "default/a", "m");
   const { match } = produce(producer, long);
   assert.equal(match.byEndpoint.get("default/a")!.matchBlocks, 100);
   assert.equal(match.byEndpoint.get("default/a")!.totalBlocks, 1000);
-  assert.equal(match.hashes.length, 128);
+  assert.equal(match.hashes.length, 101, "the matched blocks and the first one nobody holds");
 });
 
 test("with speculativeIndexing a decision marks the prompt on the chosen endpoint until the TTL", () => {

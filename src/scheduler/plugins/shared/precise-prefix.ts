@@ -22,9 +22,6 @@ import type { HostedPlugin, KvEventConsumer, PluginMetric } from "../../framewor
 import type { SchedulingContext, SchedulingResult } from "../../framework/types.ts";
 import { chosenEndpoints } from "./chosen-endpoints.ts";
 
-/** Blocks whose keys a match computes first (then ×4 while some endpoint holds them all). */
-const LEADING_BLOCKS = 32;
-
 /** Memory budget of the index when `costAwareMemoryConfig.size` does not set one. */
 export const DEFAULT_INDEX_BYTES = 1024 ** 3;
 
@@ -139,7 +136,8 @@ export class PrecisePrefixCache implements Omit<HostedPlugin, "type" | "name"> {
     const blockSizeTokens = this.blockSizeTokens;
     const totalBlocks = Math.floor(tokens.length / blockSizeTokens);
     const endpointKeys = endpoints.map((e) => e.metadata.key);
-    const { keys, matched } = this.matchLeading(tokens, request.model, totalBlocks, endpointKeys);
+    // Keys only as far as a match reaches: a prompt nobody holds costs one key.
+    const matched = this.index.matchTokens(tokens, request.model, endpointKeys, this.clock.now());
     const byEndpoint = new Map<string, PrefixCacheMatchInfo>();
     for (let i = 0; i < endpointKeys.length; i++) {
       byEndpoint.set(endpointKeys[i]!, {
@@ -152,30 +150,10 @@ export class PrecisePrefixCache implements Omit<HostedPlugin, "type" | "name"> {
     const result: PrefixMatchResult = {
       blockSizeTokens,
       promptTokens: tokens.length,
-      hashes: keys,
+      hashes: matched.keys,
       byEndpoint,
     };
     ctx.state.set(this.stateKey, result);
-  }
-
-  /**
-   * Request keys of the leading blocks and the match over them, computing keys only as far as a
-   * match can reach: the first 32 blocks, then four times as many while some endpoint holds them
-   * all. A prompt nobody holds costs 32 keys, not one per block; a conversation's next turn costs
-   * its shared prefix (remembered keys) and a few new blocks.
-   */
-  private matchLeading(
-    tokens: Uint32Array,
-    model: string,
-    totalBlocks: number,
-    endpointKeys: readonly string[],
-  ) {
-    const now = this.clock.now();
-    for (let count = Math.min(totalBlocks, LEADING_BLOCKS); ; count = Math.min(totalBlocks, count * 4)) {
-      const keys = this.index.requestKeys(tokens, model, count);
-      const matched = this.index.match(keys, endpointKeys, now);
-      if (count === totalBlocks || Math.max(0, ...matched.blocks) < count) return { keys, matched };
-    }
   }
 
   /** The chosen endpoints hold the prompt's blocks until `speculativeTTL` passes (with `speculativeIndexing`). */
