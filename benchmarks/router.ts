@@ -13,7 +13,9 @@
  * Prints (a) latency at fixed open-loop rates, (b) closed-loop throughput, (c) latency of large
  * prompts, each with the server process's CPU time per request (from /proc: robust when the
  * machine is shared), (d) CPU time per relayed SSE event over many concurrent streams, and the
- * issue's targets as measured in this run.
+ * issue's targets as measured in this run. `--baseline <dir>` adds the `llmd router` of another
+ * source tree (an earlier commit, e.g. `git archive <commit> | tar -x -C <dir>` with
+ * node_modules linked) as a last target, measured in the same rounds: a before/after in one run.
  */
 import { type ChildProcess, fork } from "node:child_process";
 import { once } from "node:events";
@@ -45,6 +47,7 @@ const { values } = parseArgs({
     "large-rate": { type: "string", default: "5" },
     streams: { type: "string", default: "128" },
     "stream-tokens": { type: "string", default: "200" },
+    baseline: { type: "string" },
   },
 });
 const CASES = new Set(String(values.cases).split(","));
@@ -152,7 +155,15 @@ async function startTargets(): Promise<{
   ];
   if (nginx) targets.push({ name: "nginx (1 process)", url: nginx.url, pid: nginx.child.pid ?? 0 });
   else console.log("nginx not installed (apt-get install -y nginx): its rows are skipped");
-  const children = [router.child, floor.child, ...(nginx ? [nginx.child] : [])];
+  const baseline = values.baseline ? await startRouterProcess(sims.urls, values.baseline) : undefined;
+  if (baseline)
+    targets.push({ name: "llmd router (baseline)", url: baseline.url, pid: baseline.child.pid ?? 0 });
+  const children = [
+    router.child,
+    floor.child,
+    ...(nginx ? [nginx.child] : []),
+    ...(baseline ? [baseline.child] : []),
+  ];
   for (const child of [...sims.children, ...children]) prioritise(child.pid);
   return { targets, children, stopSims: () => sims.stop() };
 }
@@ -203,7 +214,7 @@ async function throughputTable(targets: Target[], seconds: number, warmup: numbe
   return results;
 }
 
-/** Results indexed like the targets: direct, router, floor, nginx (absent when not installed). */
+/** Results indexed like the targets: direct, router, floor, then nginx (when installed) and the baseline. */
 interface CaseResults {
   latency?: Measured[][];
   throughput?: Measured[];
@@ -212,7 +223,8 @@ interface CaseResults {
 }
 
 /** The issue's targets, each as measured against its bound in this run. */
-function targetsTable(results: CaseResults): void {
+function targetsTable(targets: readonly Target[], results: CaseResults): void {
+  const nginxAt = targets.findIndex((t) => t.name.startsWith("nginx"));
   const rows: { target: string; measured: string; bound: string; met: string }[] = [];
   const add = (target: string, value: number, bound: number, unit: string, detail: string) =>
     rows.push({
@@ -227,8 +239,10 @@ function targetsTable(results: CaseResults): void {
     });
   const rates = String(values.rates).split(",").map(Number);
   const at1000 = results.latency?.[rates.indexOf(1000)];
-  if (at1000?.[3]) {
-    const [direct, router, , nginx] = at1000 as [Measured, Measured, Measured, Measured];
+  const nginxAt1000 = at1000?.[nginxAt];
+  if (at1000 && nginxAt1000) {
+    const [direct, router] = at1000 as [Measured, Measured];
+    const nginx = nginxAt1000;
     const gap = router.p50 - direct.p50 - (nginx.p50 - direct.p50);
     add(
       "router +p50 over nginx's @1000 req/s",
@@ -261,8 +275,10 @@ function targetsTable(results: CaseResults): void {
     );
   }
   const streams = results.streams;
-  if (streams?.[3]) {
-    const [, router, floor, nginx] = streams as [Measured, Measured, Measured, Measured];
+  const nginxStreams = streams?.[nginxAt];
+  if (streams && nginxStreams) {
+    const [, router, floor] = streams as [Measured, Measured, Measured];
+    const nginx = nginxStreams;
     add(
       "CPU/relayed token, router ÷ nginx",
       router.cpuUsPerEvent / nginx.cpuUsPerEvent,
@@ -333,7 +349,7 @@ try {
   if (CASES.has("throughput")) results.throughput = await throughputTable(targets, seconds, warmup);
   if (CASES.has("large")) results.large = await largePromptTable(targets, seconds, warmup);
   if (CASES.has("streams")) results.streams = await streamsTable(targets, seconds, warmup);
-  targetsTable(results);
+  targetsTable(targets, results);
 } finally {
   console.log(`\nload average at end: ${load()}`);
   for (const child of children) child.kill("SIGTERM");

@@ -51,12 +51,18 @@ export async function startListener(args: readonly string[]): Promise<{ url: str
   return { url: await waitLine(child, /listening on (http:\/\/\S+)/), child };
 }
 
-/** Starts `llmd router` (default config) over `upstreams`; resolves once it listens. */
+/**
+ * Starts `llmd router` (default config) over `upstreams`; resolves once it listens. `checkout`
+ * runs the router of another source tree instead of this one (an earlier commit's, for a
+ * before/after in one run).
+ */
 export function startRouterProcess(
   upstreams: readonly string[],
+  checkout?: string,
 ): Promise<{ url: string; child: ChildProcess }> {
   const flags = ["--port", "0", "--host", "127.0.0.1", "--endpoints", upstreams.join(",")];
-  return startListener([CLI_MAIN, "router", ...flags]);
+  const main = checkout === undefined ? CLI_MAIN : join(checkout, "src/cli/main.ts");
+  return startListener([main, "router", ...flags]);
 }
 
 /** Starts the bare Node.js proxy (node-floor.ts) over `upstreams`. */

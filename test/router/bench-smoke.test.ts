@@ -9,9 +9,12 @@ import { describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
 
 const BENCH = fileURLToPath(new URL("../../benchmarks/router.ts", import.meta.url));
+/** This checkout stands in for the `--baseline` source tree (an earlier commit's, in a real run). */
+const BASELINE = fileURLToPath(new URL("../..", import.meta.url));
 const ARGS = [
   ...["--seconds", "0.4", "--warmup", "0.2", "--rates", "50", "--concurrency", "2"],
   ...["--prompt-kb", "16", "--large-rate", "10", "--streams", "2", "--stream-tokens", "3"],
+  ...["--baseline", BASELINE],
 ];
 
 /** `[target, ok, errors]` of every open-loop row of a console.table. */
@@ -40,7 +43,12 @@ describe("bench router (smoke)", () => {
     assert.match(out, /against the targets/);
     const rows = openLoopRows(out);
     const names = rows.map(([name]) => name);
-    for (const expected of ["direct (one sim)", "llmd router", "node floor (bare proxy)"])
+    for (const expected of [
+      "direct (one sim)",
+      "llmd router",
+      "node floor (bare proxy)",
+      "llmd router (baseline)",
+    ])
       assert.ok(names.includes(expected), `${expected} in ${names}`);
     for (const [name, ok, errors] of rows) {
       assert.ok(ok > 0, `${name} answered nothing`);
