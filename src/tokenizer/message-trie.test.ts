@@ -71,3 +71,15 @@ test("nothing hangs on an evicted message, and a message over the budget is not 
   assert.equal(trie.match([user("x".repeat(20))]).length, 0);
   assert.equal(trie.match([user("bbbb"), user("cccc")]).length, 2, "the big one evicted nothing");
 });
+
+test("two turns tokenized at once: the second to finish reuses the messages the first added", () => {
+  const trie = new MessageTrie(1000);
+  hold(trie, [user("root")]);
+  const turn = [user("root"), user("aaaa"), user("bbbb")];
+  const path = trie.match(turn);
+  hold(trie, turn);
+  assert.equal(trie.size, 3);
+  trie.extend(path, turn.slice(1), [ids(7), ids(8)]);
+  assert.equal(trie.size, 3);
+  assert.deepEqual(Array.from(trie.match(turn)[2]!.ids), [2], "the first one's ids");
+});
