@@ -1,0 +1,67 @@
+/**
+ * `npm run bench -- parse-request [--kb 800] [--iterations 200]`: what the router pays to parse
+ * one request body, for a short completion, an `--kb` completion prompt and an `--kb` chat of 40
+ * messages: `JSON.parse` of the decoded body (the router's parse before src/api/json-bytes.ts),
+ * `parseJsonBytes` (long plain strings decoded from the bytes natively) and the whole
+ * `parseInferenceRequest` (JSON, checks, the prompt text). Medians in ms; with
+ * `NODE_OPTIONS=--expose-gc` a GC runs between iterations, untimed.
+ */
+import { parseArgs } from "node:util";
+import { parseJsonBytes } from "../src/api/json-bytes.ts";
+import { parseInferenceRequest } from "../src/gateway/parse-request.ts";
+
+const { values } = parseArgs({
+  options: { kb: { type: "string", default: "800" }, iterations: { type: "string", default: "200" } },
+});
+const bytes = Number(values.kb) * 1024;
+const iterations = Number(values.iterations);
+const collect = (globalThis as { gc?: () => void }).gc;
+
+const filler = (n: number, seed: number) =>
+  `turn ${seed}: ${"lorem ipsum dolor sit amet, ".repeat(n / 28 + 1)}`.slice(0, n);
+const messages = Array.from({ length: 40 }, (_, i) => ({
+  role: i % 2 ? "assistant" : "user",
+  content: filler(bytes / 40, i),
+}));
+const bodies = [
+  { name: "completion, short", path: "/v1/completions", body: { model: "m", prompt: "hi 1", max_tokens: 1 } },
+  {
+    name: `completion, ${values.kb} KB prompt`,
+    path: "/v1/completions",
+    body: { model: "m", prompt: `hi 1 ${"x".repeat(bytes)}`, max_tokens: 1 },
+  },
+  {
+    name: `chat, ${values.kb} KB in 40 messages`,
+    path: "/v1/chat/completions",
+    body: { model: "m", messages },
+  },
+];
+
+function median(parse: () => unknown): number {
+  const times: number[] = [];
+  for (let i = 0; i < iterations + 20; i++) {
+    collect?.();
+    const started = performance.now();
+    parse();
+    if (i >= 20) times.push(performance.now() - started);
+  }
+  return times.sort((a, b) => a - b)[times.length >> 1] as number;
+}
+
+const rows = bodies.map(({ name, path, body }) => {
+  const raw = Buffer.from(JSON.stringify(body));
+  const jsonParse = median(() => JSON.parse(raw.toString("utf8")));
+  const bytesParse = median(() => parseJsonBytes(raw));
+  return {
+    body: name,
+    bytes: raw.length,
+    "JSON.parse ms": jsonParse.toFixed(3),
+    "parseJsonBytes ms": bytesParse.toFixed(3),
+    speed: `${(jsonParse / bytesParse).toFixed(2)}×`,
+    "parseInferenceRequest ms": median(() => parseInferenceRequest(path, {}, raw)).toFixed(3),
+  };
+});
+console.log(
+  `request body parsing, medians of ${iterations} (${collect ? "GC between runs" : "no forced GC"})`,
+);
+console.table(rows);
