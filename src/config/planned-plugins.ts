@@ -19,7 +19,6 @@ const groups: readonly [string, readonly string[]][] = [
     "latency prediction and SLO headroom (not built: needs a latency predictor)",
     ["predicted-latency-producer", "latency-scorer", "slo-headroom-tier-filter", "latency-slo-admitter"],
   ],
-  ["burst (RL rollout group) batching onto shared replicas (not built)", ["burst-prefix-cache-producer"]],
   [
     "multi-cluster routing with clusters as endpoints (not built)",
     [

@@ -12,12 +12,13 @@ import { createBuiltinRegistry } from "./registry.ts";
 /** The built-in registry the contract suites iterate over. */
 export const builtinRegistry = createBuiltinRegistry();
 
-/** Parameters for plugin types whose schema has required fields. */
+/** Parameters for plugin types whose schema has required fields, or whose defaults make tests wait. */
 export const SAMPLE_PARAMS: Readonly<Record<string, unknown>> = {
   "utilization-filter": { conditions: [{ metric: "waiting-queue", maxValue: 4 }] },
   "session-id-producer": { headerName: "x-session-id" },
   "priority-holdback-policy": { minCeiling: 0.5 },
   "file-discovery": { path: "endpoints.yaml" },
+  "burst-prefix-cache-producer": { windowDurationMs: 1 },
   "endpoint-attribute-filter": {
     attribute: "GPUUtilization",
     producer: "dcgm-extractor",

@@ -16,6 +16,7 @@ import { definition as agentIdentity } from "./agent-identity/index.ts";
 import { definition as alwaysDisaggMultimodalDecider } from "./always-disagg-multimodal-decider/index.ts";
 import { definition as alwaysDisaggPdDecider } from "./always-disagg-pd-decider/index.ts";
 import { definition as approxPrefixCacheProducer } from "./approx-prefix-cache-producer/index.ts";
+import { definition as burstPrefixCacheProducer } from "./burst-prefix-cache-producer/index.ts";
 import { definition as dataParallelProfileHandler } from "./data-parallel-profile-handler/index.ts";
 import { definition as decodeFilter } from "./decode-filter/index.ts";
 import { definition as disaggProfileHandler } from "./disagg-profile-handler/index.ts";
@@ -64,6 +65,7 @@ export const schedulingPlugins: readonly AnyPluginDefinition[] = [
   alwaysDisaggMultimodalDecider,
   alwaysDisaggPdDecider,
   approxPrefixCacheProducer,
+  burstPrefixCacheProducer,
   dataParallelProfileHandler,
   decodeFilter,
   disaggProfileHandler,

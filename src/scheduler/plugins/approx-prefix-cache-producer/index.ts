@@ -29,7 +29,7 @@ import type {
 import type { PluginDefinition } from "../../../plugin/types.ts";
 import { chosenEndpoints } from "../shared/chosen-endpoints.ts";
 import { CachedTokensFeedback } from "./cached-tokens-feedback.ts";
-import { promptPieces } from "./prompt-pieces.ts";
+import { promptPieces } from "../shared/prompt-pieces.ts";
 
 /** llm-d floors the block size at 64 tokens at runtime, whatever is configured or scraped. */
 export const MIN_BLOCK_SIZE_TOKENS = 64;
