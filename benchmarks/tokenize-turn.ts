@@ -6,8 +6,9 @@
  * (examples/configs/default.yaml) plus `token-producer {tokenizer: llama3.1}`, started as the live
  * router starts it (worker thread on). Timed per turn, from the parsed body to the decision's
  * pre-request hooks: the added latency (p50 / p99), and the longest the event loop was blocked
- * (the longest synchronous section of the decision: worker time does not count). For comparison: the same config without the token-producer (the estimate, nothing
- * tokenized) and an unseen conversation of the same size tokenized from scratch.
+ * (the longest synchronous section of the decision: worker time does not count). For comparison:
+ * the default config as it is (no token-producer: the prefix producer hashes the text) and an
+ * unseen conversation of the same size tokenized from scratch.
  * `runTokenizeTurn` is exported for other benchmarks (kv-events). Each body is JSON-parsed fresh,
  * as the gateway does, so no string is shared with an earlier turn.
  * With `NODE_OPTIONS=--expose-gc` a GC runs between turns (untimed).
@@ -45,7 +46,8 @@ export interface TokenizeTurnOptions {
 export interface TokenizeTurnRow {
   case: string;
   turns: number;
-  promptTokens: number;
+  /** The last turn's tokens; null when nothing tokenized it. */
+  promptTokens: number | null;
   addedMs: Spread;
   /** The turn's time on the event loop (the rest was on the worker thread). */
   onLoopMs: Spread;
@@ -167,7 +169,7 @@ async function decide(
   sections: Sections,
   endpoints: readonly Endpoint[],
   body: string,
-): Promise<{ ms: number; blockMs: number; onLoopMs: number; promptTokens: number }> {
+): Promise<{ ms: number; blockMs: number; onLoopMs: number; promptTokens: number | null }> {
   if (collect) {
     collect();
     await new Promise((resolve) => setTimeout(resolve, 2));
@@ -189,7 +191,7 @@ async function decide(
   const blockMs = sections.longest;
   const picked = result.profileResults.get(result.primaryProfileName)!.targetEndpoints[0]!;
   scheduler.complete(ctx, picked, "natural", undefined);
-  return { ms, blockMs, onLoopMs: sections.onLoop, promptTokens: ctx.request.tokens?.length ?? 0 };
+  return { ms, blockMs, onLoopMs: sections.onLoop, promptTokens: ctx.request.tokens?.length ?? null };
 }
 
 async function timeCase(
@@ -207,7 +209,7 @@ async function timeCase(
     const ms: number[] = [];
     const blocks: number[] = [];
     const onLoop: number[] = [];
-    let promptTokens = 0;
+    let promptTokens: number | null = null;
     for (let i = 0; i < turns; i++) {
       const one = await decide(run.scheduler, sections, endpoints, bodies(i));
       ms.push(one.ms);
@@ -247,7 +249,14 @@ export async function runTokenizeTurn(options: TokenizeTurnOptions): Promise<Tok
     });
   const unseenBodies = Array.from({ length: scratch }, (_, i) => unseen(i));
   return [
-    await timeCase("estimate (char4, nothing tokenized)", "", withTurn, warm, options.iterations, endpoints),
+    await timeCase(
+      "default config (no token-producer: text hashed)",
+      "",
+      withTurn,
+      warm,
+      options.iterations,
+      endpoints,
+    ),
     await timeCase(
       "llama3.1, seen conversation + new turn",
       real,
@@ -273,7 +282,7 @@ export function tokenizeTurnTable(rows: readonly TokenizeTurnRow[]): Record<stri
   return rows.map((r) => ({
     case: r.case,
     turns: r.turns,
-    "prompt tokens": r.promptTokens,
+    "prompt tokens": r.promptTokens ?? "—",
     "added ms min / p50 / p99 / max": f(r.addedMs),
     "on the event loop ms": f(r.onLoopMs),
     "longest block ms": f(r.blockMs),
