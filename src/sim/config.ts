@@ -154,7 +154,7 @@ export const simConfigSchema = z
     "kv-transfer-bandwidth": z.coerce.number().positive().optional(),
     "kv-transfer-link-latency": duration.optional(),
     "kv-transfer-failure-rate": z.coerce.number().min(0).max(100).default(0),
-    // A DCGM exporter beside the server (docs/simulator.md#dcgm-exporter); off when absent.
+    // A DCGM exporter beside the server (docs/simulator.md#dcgm-exporter---dcgm-port); off when absent.
     "dcgm-port": int(0, 65535).optional(),
     // The edge, as the router's: nginx's 60 s timeouts, 1 GiB of bodies held at once.
     "header-timeout": positiveDuration.default(DEFAULT_HEADER_TIMEOUT_MS),
