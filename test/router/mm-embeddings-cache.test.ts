@@ -6,6 +6,7 @@
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
 import OpenAI from "openai";
+import { parseConfig } from "../../src/config/load.ts";
 import type { Router } from "../../src/gateway/router.ts";
 import type { SimServer } from "../../src/sim/server.ts";
 import { MODEL, metricSum, routerFor, startSims } from "./harness.ts";
@@ -78,4 +79,13 @@ test("a re-sent image lands where it was encoded", async () => {
   const metrics = await (await fetch(`${router.url}/metrics`)).text();
   assert.equal(metricSum(metrics, "llm_d_router_epp_encoder_cache_queries_total"), 18);
   assert.equal(metricSum(metrics, "llm_d_router_epp_encoder_cache_hits_total"), 12);
+});
+
+test("a config with only the scorer gets the producer, as llm-d auto-creates it", () => {
+  const result = parseConfig(`apiVersion: llm-d.ai/v1
+kind: EndpointPickerConfig
+plugins: [{type: mm-embeddings-cache-scorer}, {type: max-score-picker}]
+`);
+  assert.ok(result.ok, result.ok ? "" : JSON.stringify(result.issues));
+  assert.ok(result.config.scheduler.parts.producers.some((p) => p.type === "mm-embeddings-cache-producer"));
 });
