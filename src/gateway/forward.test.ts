@@ -4,7 +4,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from "node:net";
 import { connect } from "node:net";
 import { after, describe, it } from "node:test";
-import { Pool } from "undici";
+import { Client, Pool } from "undici";
 import { type ForwardOutcome, forward } from "./forward.ts";
 import { StreamFlusher } from "./stream-flusher.ts";
 
@@ -181,6 +181,57 @@ describe("forward", () => {
     await closed;
     const outcome = await done;
     assert.equal(outcome.kind === "done" && outcome.cause, "client-disconnect");
+  });
+
+  it("frames a relayed stream as valid chunked HTTP/1.1, so the client's connection is reused", async () => {
+    const upstream = await serve((_req, res) => {
+      res.writeHead(200, { "content-type": "text/event-stream" });
+      res.write('data: {"t":"a"}\n\n');
+      // Two events in one upstream read: coalesced into one frame by the flusher.
+      res.write('data: {"t":"b"}\n\ndata: {"t":"c"}\n\n');
+      setTimeout(() => res.end("data: [DONE]\n\n"), 10);
+    });
+    const proxy = await proxyTo(upstream, [], new StreamFlusher(0));
+    const client = new Client(proxy.url, { pipelining: 1 });
+    const sockets = new Set<unknown>();
+    client.on("connect", (_origin, [c]) => sockets.add(c));
+    try {
+      for (let i = 0; i < 2; i++) {
+        const { statusCode, body } = await client.request({
+          path: "/v1/completions",
+          method: "POST",
+          body: "{}",
+        });
+        assert.equal(statusCode, 200);
+        assert.equal(
+          await body.text(),
+          'data: {"t":"a"}\n\ndata: {"t":"b"}\n\ndata: {"t":"c"}\n\ndata: [DONE]\n\n',
+        );
+      }
+      assert.equal(sockets.size, 1, "both responses on one kept-alive connection");
+    } finally {
+      await client.close();
+    }
+  });
+
+  it("resumes the upstream when a slow client's socket drains, delivering every byte", async () => {
+    const chunk = Buffer.alloc(64 * 1024, "x");
+    const total = 16 * 1024 * 1024;
+    const upstream = await serve(async (_req, res) => {
+      res.writeHead(200, { "content-type": "text/event-stream" });
+      for (let sent = 0; sent < total; sent += chunk.length) if (!res.write(chunk)) await once(res, "drain");
+      res.end();
+    });
+    const proxy = await proxyTo(upstream, [], new StreamFlusher(0));
+    const done = proxy.next();
+    const response = await fetch(`${proxy.url}/v1/completions`, { method: "POST" });
+    // Not reading for a while fills the proxy's socket to the client, which pauses the upstream.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    let received = 0;
+    for await (const part of response.body as AsyncIterable<Uint8Array>) received += part.length;
+    assert.equal(received, total);
+    const outcome = await done;
+    assert.equal(outcome.kind === "done" && outcome.cause, "natural");
   });
 
   it("pauses the upstream while the client does not read (no unbounded buffering)", async () => {

@@ -10,6 +10,7 @@ import type { Dispatcher } from "undici";
 import { LlmdError } from "../api/errors.ts";
 import { flowOutcomeError } from "../flow-control/outcome-errors.ts";
 import type { ResponseUsage, TerminationCause } from "../scheduler/framework/types.ts";
+import { type ChunkedWriter, chunkedWriterFor } from "./chunked-writer.ts";
 import { clientResponseHeaders } from "./headers.ts";
 import { endStreamWithError, sendError, upstreamFailure } from "./respond.ts";
 import type { Flushable, StreamFlusher } from "./stream-flusher.ts";
@@ -105,8 +106,10 @@ class ForwardHandler implements Dispatcher.DispatchHandler, Flushable {
   private tail: BodyTail | undefined;
   private buffered: Buffer[] = [];
   /** Stream chunks waiting for the flusher's next tick (`ForwardRequest.flusher`). */
-  private pending: Buffer[] = [];
+  private readonly pending: Buffer[] = [];
   private pendingBytes = 0;
+  /** Frames a stream straight onto the client's socket when the sink is a plain HTTP/1.1 response. */
+  private writer: ChunkedWriter | undefined;
   private readonly onClientClose = (): void => {
     if (this.res.writableFinished) return;
     this.clientGone = true;
@@ -169,6 +172,7 @@ class ForwardHandler implements Dispatcher.DispatchHandler, Flushable {
         clientResponseHeaders(headers, this.req.endpointKey, this.req.requestId, this.req.responseHeaders),
       );
       this.res.flushHeaders();
+      this.writer = chunkedWriterFor(this.res);
     }
   }
 
@@ -183,33 +187,36 @@ class ForwardHandler implements Dispatcher.DispatchHandler, Flushable {
     }
     this.tail.push(chunk);
     if (this.res.destroyed) return;
-    const flusher = this.req.flusher;
-    // The first chunk (the first token) always goes out at once.
-    if (!flusher || this.receivedBytes === chunk.length) {
-      this.writeToClient(chunk);
-      return;
-    }
     this.pending.push(chunk);
     this.pendingBytes += chunk.length;
-    if (this.pendingBytes >= MAX_PENDING_BYTES) this.flush();
+    const flusher = this.req.flusher;
+    // The first chunk (the first token) always goes out at once.
+    if (!flusher || this.receivedBytes === chunk.length || this.pendingBytes >= MAX_PENDING_BYTES)
+      this.flush();
     else flusher.schedule(this);
   }
 
-  /** Writes the coalesced chunks as one (StreamFlusher's tick, a full buffer, or the end). */
+  /** Writes the coalesced chunks as one (StreamFlusher's tick, a full buffer, the end). */
   flush(): void {
     this.req.flusher?.cancel(this);
     if (this.pending.length === 0) return;
-    const chunk = this.pending.length === 1 ? (this.pending[0] as Buffer) : Buffer.concat(this.pending);
-    this.pending = [];
+    if (!this.res.destroyed) this.writeToClient();
+    this.pending.length = 0;
     this.pendingBytes = 0;
-    if (!this.res.destroyed) this.writeToClient(chunk);
   }
 
-  /** Writes to the client; a full socket pauses the upstream until it drains. */
-  private writeToClient(chunk: Buffer): void {
-    if (this.res.write(chunk)) return;
+  /** Writes the pending chunks to the client; a full socket pauses the upstream until it drains. */
+  private writeToClient(): void {
+    const { pending, pendingBytes, writer } = this;
+    if (writer) {
+      if (writer.write(pending, pendingBytes)) return;
+      writer.onDrain(this.resumeUpstream);
+    } else {
+      const chunk = pending.length === 1 ? (pending[0] as Buffer) : Buffer.concat(pending, pendingBytes);
+      if (this.res.write(chunk)) return;
+      this.res.once("drain", this.resumeUpstream);
+    }
     this.controller?.pause();
-    this.res.once("drain", this.resumeUpstream);
   }
 
   onResponseEnd(): void {
@@ -283,6 +290,7 @@ class ForwardHandler implements Dispatcher.DispatchHandler, Flushable {
     this.req.flusher?.cancel(this);
     this.res.off("close", this.onClientClose);
     this.res.off("drain", this.resumeUpstream);
+    this.writer?.offDrain(this.resumeUpstream);
     this.req.signal?.removeEventListener("abort", this.onEvict);
     this.resolve(outcome);
   }
