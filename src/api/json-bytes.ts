@@ -29,7 +29,8 @@ const PLACEHOLDER_JSON_TAG = `"\\u0000${PLACEHOLDER_TAG.slice(1)}`;
 
 /** Parses a JSON body from its UTF-8 bytes; throws JSON.parse's own SyntaxError on invalid JSON. */
 export function parseJsonBytes(raw: Buffer): unknown {
-  const spans = raw.length < SCAN_FROM_BYTES ? [] : longStringSpans(raw);
+  if (raw.length < SCAN_FROM_BYTES) return JSON.parse(raw.toString("utf8"));
+  const spans = longStringSpans(raw);
   if (spans.length === 0) return JSON.parse(raw.toString("utf8"));
   const strings: string[] = [];
   let text = "";
