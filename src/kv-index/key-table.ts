@@ -53,6 +53,13 @@ export class KeyTable {
     return checksum;
   }
 
+  /** Every value held, in no particular order. */
+  values(): number[] {
+    const out: number[] = [];
+    for (let i = 1; i < this.pairs.length; i += 2) if (this.pairs[i] !== EMPTY) out.push(this.pairs[i]!);
+    return out;
+  }
+
   /** Sets `key` to `value` (≥ 0), adding or replacing it. */
   set(key: number, value: number): void {
     if ((this.count + 1) * 2 > this.mask + 1) this.grow();

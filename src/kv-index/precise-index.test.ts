@@ -245,3 +245,239 @@ test("requestKeys of prompts no event reported are computed fresh, whatever was 
   assert.deepEqual([...idx.requestKeys(a, "other")], [...new RequestKeyHasher(16).keys(a, "other")]);
   assert.deepEqual([...idx.requestKeys(a, MODEL, 3)], [...new RequestKeyHasher(16).keys(a, MODEL, 3)]);
 });
+
+test("random events, decisions and budget evictions: matches agree with fresh keys, and clearing every pod frees everything", () => {
+  let seed = 12345;
+  const random = (n: number) => {
+    seed = (Math.imul(seed, 1103515245) + 12345) >>> 0;
+    return seed % n;
+  };
+  for (const blockSizeTokens of [16, 32, 8]) {
+    const idx = index({ blockSizeTokens, maxBytes: 60_000, speculativeTtlMs: 50 });
+    const pods = ["a", "b", "c"];
+    const prompts = Array.from({ length: 6 }, (_, p) => tokensOf(16 * 12, p % 4));
+    for (let step = 0; step < 400; step++) {
+      const pod = pods[random(3)]!;
+      const prompt = prompts[random(prompts.length)]!;
+      const blocks = 1 + random(12);
+      const base = BigInt(random(8) * 1000);
+      const op = random(10);
+      if (op < 5)
+        idx.apply(
+          stored(prompt.slice(0, 16 * blocks), 16, base, random(2) ? "GPU" : "CPU", 1 + random(4)),
+          pod,
+          MODEL,
+          step,
+        );
+      else if (op < 8)
+        idx.apply(
+          [
+            {
+              type: "BlockRemoved",
+              blockHashes: [base + BigInt(random(12))],
+              medium: random(2) ? "GPU" : "CPU",
+            },
+          ],
+          pod,
+          MODEL,
+          step,
+        );
+      else if (op < 9) idx.insertSpeculative(idx.requestKeys(prompt.slice(0, 16 * blocks), MODEL), pod, step);
+      else idx.apply([{ type: "AllBlocksCleared" }], pod, MODEL, step);
+      const fresh = new RequestKeyHasher(blockSizeTokens).keys(prompt, MODEL);
+      assert.deepEqual([...idx.requestKeys(prompt, MODEL)], [...fresh]);
+      const byTokens = idx.matchTokens(prompt, MODEL, pods, step);
+      const byKeys = idx.match(fresh, pods, step);
+      assert.deepEqual(
+        [[...byTokens.blocks], [...byTokens.weighted]],
+        [[...byKeys.blocks], [...byKeys.weighted]],
+      );
+      assert.ok(idx.stats().bytes <= 60_000 + 4096, `${idx.stats().bytes} bytes`);
+    }
+    for (const pod of pods) idx.clearPod(pod);
+    const { keys, holders, engineBlocks, bytes } = idx.stats();
+    assert.deepEqual(
+      { keys, holders, engineBlocks, bytes },
+      { keys: 0, holders: 0, engineBlocks: 0, bytes: 0 },
+    );
+  }
+});
+
+/** The index's rules over plain objects: each holder an object, each engine block its whole token prefix. */
+class ModelIndex {
+  private readonly engines = new Map<
+    string,
+    Map<bigint, { tiers: number; prefix: number[]; owned: ModelHolder[] }>
+  >();
+  private readonly holders = new Map<string, ModelHolder>();
+  private readonly queue: [ModelHolder, number][] = [];
+  private readonly tierBits = new Map([
+    ["GPU", 1],
+    ["CPU", 2],
+  ]);
+
+  constructor(
+    private readonly hasher: RequestKeyHasher,
+    private readonly ttl: number,
+  ) {}
+
+  apply(event: IndexKvEvent, pod: string, now: number): void {
+    this.sweep(now);
+    const engine = this.engines.get(pod) ?? new Map();
+    this.engines.set(pod, engine);
+    if (event.type === "AllBlocksCleared") {
+      for (const block of engine.values()) for (const h of block.owned) this.clearTier(h, block.tiers);
+      for (const h of this.holders.values()) if (h.pod === pod) this.remove(h);
+      this.engines.delete(pod);
+      return;
+    }
+    const tier = this.tierBits.get(event.medium ?? "GPU")!;
+    if (event.type === "BlockRemoved") {
+      for (const hash of event.blockHashes) {
+        const block = engine.get(hash);
+        if (!block) continue;
+        block.tiers &= ~tier;
+        for (const h of block.owned) this.clearTier(h, tier);
+        if (block.tiers === 0) engine.delete(hash);
+      }
+      return;
+    }
+    let prefix: number[] = [];
+    if (event.parentBlockHash !== null) {
+      const parent = engine.get(event.parentBlockHash);
+      if (!parent) return;
+      prefix = parent.prefix;
+    }
+    const size = this.hasher.blockSizeTokens;
+    event.blockHashes.forEach((hash, i) => {
+      const known = engine.get(hash);
+      if (known) {
+        known.tiers |= tier;
+        for (const h of known.owned) if (h.alive) [h.tiers, h.spec] = [h.tiers | tier, 0];
+        prefix = known.prefix;
+        return;
+      }
+      const next = [
+        ...prefix,
+        ...Array.from(event.tokenIds).slice(i * event.blockSize, (i + 1) * event.blockSize),
+      ];
+      const keys = this.hasher.keys(next, MODEL);
+      const owned = [...keys.slice(Math.floor(prefix.length / size))].map((key) => this.holder(key, pod));
+      for (const h of owned) [h.tiers, h.spec] = [h.tiers | tier, 0];
+      engine.set(hash, { tiers: tier, prefix: next, owned });
+      prefix = next;
+    });
+  }
+
+  speculative(keys: Float64Array, pod: string, now: number): void {
+    this.sweep(now);
+    for (const key of keys) {
+      const h = this.holder(key, pod);
+      if (h.tiers !== 0) continue;
+      h.spec = now + this.ttl;
+      this.queue.push([h, h.spec]);
+    }
+  }
+
+  match(keys: Float64Array, pods: string[], now: number): { blocks: number[]; weighted: number[] } {
+    const weights = [0, 1, 0.8, 1];
+    const blocks: number[] = [];
+    const weighted: number[] = [];
+    for (const pod of pods) {
+      let [n, w] = [0, 0];
+      for (const key of keys) {
+        const h = this.holders.get(`${key}|${pod}`);
+        const weight = !h ? -1 : h.tiers !== 0 ? weights[h.tiers]! : h.spec > now ? 1 : -1;
+        if (weight < 0) break;
+        [n, w] = [n + 1, w + weight];
+      }
+      blocks.push(n);
+      weighted.push(w);
+    }
+    return { blocks, weighted };
+  }
+
+  private sweep(now: number): void {
+    while (this.queue.length > 0 && this.queue[0]![1] <= now) {
+      const [h, until] = this.queue.shift()!;
+      if (h.spec !== until) continue;
+      h.spec = 0;
+      if (h.alive && h.tiers === 0) this.remove(h);
+    }
+  }
+
+  private holder(key: number, pod: string): ModelHolder {
+    const id = `${key}|${pod}`;
+    let h = this.holders.get(id);
+    if (!h) this.holders.set(id, (h = { id, pod, tiers: 0, spec: 0, alive: true }));
+    return h;
+  }
+
+  private clearTier(h: ModelHolder, tier: number): void {
+    if (!h.alive) return;
+    h.tiers &= ~tier;
+    if (h.tiers === 0 && h.spec === 0) this.remove(h);
+  }
+
+  private remove(h: ModelHolder): void {
+    h.alive = false;
+    this.holders.delete(h.id);
+  }
+}
+
+interface ModelHolder {
+  id: string;
+  pod: string;
+  tiers: number;
+  spec: number;
+  alive: boolean;
+}
+
+test("random events and decisions: the index matches what the rules on plain objects give", () => {
+  let seed = 777;
+  const random = (n: number) => {
+    seed = (Math.imul(seed, 1103515245) + 12345) >>> 0;
+    return (seed >>> 8) % n;
+  };
+  for (const blockSizeTokens of [16, 32, 8, 48]) {
+    const idx = index({ blockSizeTokens, speculativeTtlMs: 30 });
+    const model = new ModelIndex(new RequestKeyHasher(blockSizeTokens), 30);
+    const pods = ["a", "b", "c"];
+    const prompts = Array.from({ length: 5 }, (_, p) => tokensOf(16 * 12, p % 3));
+    for (let step = 0; step < 600; step++) {
+      const pod = pods[random(3)]!;
+      const p = random(prompts.length);
+      const prompt = prompts[p]!;
+      const blocks = 1 + random(12);
+      const base = BigInt(p * 1000 + random(2) * 100);
+      const op = random(10);
+      const medium = random(3) ? "GPU" : "CPU";
+      let events: IndexKvEvent[] = [];
+      if (op < 5) {
+        const from = random(blocks);
+        events = stored(prompt.slice(0, 16 * blocks), 16, base, medium, 1 + random(4)).slice(
+          from > 0 ? 1 : 0,
+        );
+      } else if (op < 8)
+        events = [{ type: "BlockRemoved", blockHashes: [base + BigInt(random(12))], medium }];
+      else if (op < 9) {
+        const keys = idx.requestKeys(prompt.slice(0, 16 * blocks), MODEL);
+        idx.insertSpeculative(keys, pod, step);
+        model.speculative(keys, pod, step);
+      } else events = [{ type: "AllBlocksCleared" }];
+      for (const event of events) {
+        idx.apply([event], pod, MODEL, step);
+        model.apply(event, pod, step);
+      }
+      const keys = new RequestKeyHasher(blockSizeTokens).keys(prompt, MODEL);
+      const got = idx.matchTokens(prompt, MODEL, pods, step);
+      const want = model.match(keys, pods, step);
+      assert.deepEqual(
+        { blocks: [...got.blocks], weighted: [...got.weighted].map((w) => +w.toFixed(6)) },
+        { blocks: want.blocks, weighted: want.weighted.map((w) => +w.toFixed(6)) },
+        `block size ${blockSizeTokens}, step ${step}`,
+      );
+      assert.deepEqual([...idx.requestKeys(prompt, MODEL)], [...keys]);
+    }
+  }
+});

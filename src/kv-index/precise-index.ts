@@ -14,10 +14,17 @@
  * first tier until `speculativeTtlMs` passes or an event confirms them. Memory is bounded: past
  * `maxBytes` (estimated), the least recently stored engine blocks are forgotten with their holders.
  *
+ * Storage is typed arrays (`precise-pools.ts`, with `KeyTable`s for the lookups): a key's holders
+ * are a linked list of holder ids, an engine block's claims on the holders it completes a list of
+ * edges, and speculative entries are holder ids queued with their expiry, so ingesting, matching
+ * and expiring allocate no object per block. Each held key also remembers how it was derived
+ * (`blockDerivation`), which spares CBOR-FNV for every block the index already holds.
+ *
  * Pods are opaque strings (the router uses endpoint keys, one per data-parallel rank). The index
  * knows no sockets or clocks: the router's subscriber and the fleet simulator both call `apply`.
  */
 import { KeyTable } from "./key-table.ts";
+import { EdgePool, EngineBlockPool, HolderPool, KeySlotPool, NONE } from "./precise-pools.ts";
 import { blockDerivation, foldKey, type Key64, RequestKeyHasher } from "./request-keys.ts";
 
 /** A KV event as the index applies it: the engine's `KvEvent` and decoded wire events both fit. */
@@ -87,89 +94,69 @@ export interface PreciseMatch {
   weighted: Float64Array;
 }
 
-// Estimated sizes of the index's objects (V8 object headers, fields, map and set slots).
-const HOLDER_BYTES = 96;
-/** A key's holder list and table slot, plus its derivation (two tables at ≤ 50% load, 24 bytes of arrays). */
-const KEY_BYTES = 136;
-const ENGINE_BLOCK_BYTES = 160;
-const REF_BYTES = 8;
+// Estimated bytes of the index's records: typed columns, plus hash-table pairs at ≤ 50% load.
+const HOLDER_BYTES = 32;
+/** A key's table slot, its derivation's table slot and its columns. */
+const KEY_BYTES = 128;
+/** An engine block's columns and its slot in the pod's table. */
+const ENGINE_BLOCK_BYTES = 96;
+const EDGE_BYTES = 12;
+/** A tail's array (only where engine and request block sizes differ), plus 4 bytes a token. */
+const TAIL_BYTES = 64;
 const TOKEN_BYTES = 4;
 const MAX_TIERS = 16;
 const EMPTY_TAIL = new Uint32Array(0);
-const EMPTY_LIST: Holder[] = [];
-const NO_DERIVATION = -1;
 
 interface PodState {
   readonly key: string;
-  readonly engine: Map<number, EngineBlock>;
-  /** This pod's position in the `match` call under way, else −1. */
-  column: number;
+  readonly id: number;
+  /** Engine key → engine block id. */
+  readonly engine: KeyTable;
 }
 
-/** One pod holding one request key. */
-interface Holder {
-  readonly key: number;
-  readonly pod: PodState;
-  /** Bit per tier holding it (0: speculative or gone). */
-  tiers: number;
-  /** Speculative until this time, ms (meaningful while `tiers` is 0). */
-  specUntil: number;
-  alive: boolean;
-}
+const TWO_POW_32 = 4294967296;
 
-/** One engine block of one pod, in the global LRU (`prev` older, `next` newer). */
-interface EngineBlock {
-  readonly pod: PodState;
-  readonly engineKey: number;
-  tiers: number;
-  /** Request-key chain at the last full request block ending in or before this block. */
-  readonly chain: Key64;
-  /** Tokens after that request block, up to this block's end. */
-  readonly tail: Uint32Array;
-  /** Holders of the request blocks that end inside this block. */
-  readonly owned: Holder[];
-  readonly bytes: number;
-  prev: EngineBlock | null;
-  next: EngineBlock | null;
-}
-
-/** An event shows the pod holding `holder` on `tier`: no longer speculative. */
-function confirm(holder: Holder, tier: number): void {
-  holder.tiers |= tier;
-  holder.specUntil = 0;
-}
-
-/** Engine block hash → the index's 53-bit engine key. */
+/**
+ * Engine block hash → the index's 53-bit engine key: its low 53 bits, the low word mixed by a
+ * bijection (odd multiply, xor-shift) salted with the high bits, so engines whose hashes count up
+ * (a sequence, a block id) still spread over the `KeyTable`'s slots, which its low word addresses.
+ */
 function engineKey(hash: bigint): number {
-  return Number(BigInt.asUintN(53, hash));
+  const bits = Number(BigInt.asUintN(53, hash));
+  const hi = Math.floor(bits / TWO_POW_32);
+  let lo = Math.imul((bits >>> 0) ^ Math.imul(hi, 0x85ebca6b), 0x9e3779b1);
+  lo ^= lo >>> 16;
+  return hi * TWO_POW_32 + (lo >>> 0);
 }
 
 /** See the module comment. */
 export class PreciseIndex {
   readonly hasher: RequestKeyHasher;
-  /** Request key → its list in `holderLists` (typed open addressing: no boxed 53-bit keys). */
-  private readonly keyHolders = new KeyTable();
-  private readonly holderLists: Holder[][] = [];
-  private readonly freeLists: number[] = [];
-  /** Derivation digest (`blockDerivation` of parent key and tokens) → list of the key it derives. */
+  /** Request key → its slot in `slots` (typed open addressing: no boxed 53-bit keys). */
+  private readonly keySlots = new KeyTable();
+  private readonly slots = new KeySlotPool();
+  private readonly holders = new HolderPool();
+  private readonly blocks = new EngineBlockPool();
+  private readonly edges = new EdgePool();
+  /** Derivation digest (`blockDerivation` of parent key and tokens) → slot of the key it derives. */
   private readonly derived = new KeyTable();
-  /** Per list: its 64-bit request key, the parent's folded key, the derivation digest (or NO_DERIVATION). */
-  private listHi = new Uint32Array(1024);
-  private listLo = new Uint32Array(1024);
-  private listParent = new Float64Array(1024);
-  private listDerivation = new Float64Array(1024);
   /** Scratch: a parent's tail followed by one engine block's tokens. */
   private joined = new Uint32Array(256);
+  private readonly chain: Key64 = { hi: 0, lo: 0 };
   private readonly tierMaskWeight = new Float64Array(1 << MAX_TIERS).fill(-1);
   private readonly pods = new Map<string, PodState>();
+  private readonly podById: (PodState | undefined)[] = [];
+  /** Per pod id: its position in the `match` under way, else −1. */
+  private podColumn = new Int32Array(64).fill(-1);
   private readonly tierIndex = new Map<string, number>();
   private readonly tierWeights: number[] = [];
-  /** Speculative insertions in expiry order (one TTL for all), with their expiry times. */
-  private readonly specHolders: Holder[] = [];
+  /** Speculative insertions in expiry order (one TTL for all): holder, its generation, expiry. */
+  private readonly specHolders: number[] = [];
+  private readonly specGenerations: number[] = [];
   private readonly specUntils: number[] = [];
   private specHead = 0;
-  private oldest: EngineBlock | null = null;
-  private newest: EngineBlock | null = null;
+  private oldest = NONE;
+  private newest = NONE;
   private holderCount = 0;
   private engineBlockCount = 0;
   private readonly counters = {
@@ -188,7 +175,7 @@ export class PreciseIndex {
   /** Counts and sizes. */
   stats(): PreciseIndexStats {
     return {
-      keys: this.keyHolders.size,
+      keys: this.keySlots.size,
       holders: this.holderCount,
       engineBlocks: this.engineBlockCount,
       ...this.counters,
@@ -205,14 +192,18 @@ export class PreciseIndex {
   requestKeys(tokens: ArrayLike<number>, model: string, maxBlocks = Number.POSITIVE_INFINITY): Float64Array {
     const size = this.hasher.blockSizeTokens;
     const out = new Float64Array(Math.min(maxBlocks, Math.floor(tokens.length / size)));
-    const root = this.hasher.root(model);
-    const chain: Key64 = { hi: root.hi, lo: root.lo };
+    const chain = this.rootChain(model);
     let parent = foldKey(chain.hi, chain.lo);
     for (let i = 0; i < out.length; i++) {
       this.nextKey(chain, parent, tokens, i * size);
       out[i] = parent = foldKey(chain.hi, chain.lo);
     }
     return out;
+  }
+
+  private rootChain(model: string): Key64 {
+    const root = this.hasher.root(model);
+    return { hi: root.hi, lo: root.lo };
   }
 
   /**
@@ -222,23 +213,22 @@ export class PreciseIndex {
    */
   private nextKey(chain: Key64, parent: number, tokens: ArrayLike<number>, from: number): number {
     const derivation = blockDerivation(chain, tokens, from, this.hasher.blockSizeTokens);
-    const list = this.derived.get(derivation);
-    if (list >= 0 && this.listParent[list] === parent) {
-      chain.hi = this.listHi[list]!;
-      chain.lo = this.listLo[list]!;
+    const slot = this.derived.get(derivation);
+    if (slot >= 0 && this.slots.parent[slot] === parent) {
+      chain.hi = this.slots.hi[slot]!;
+      chain.lo = this.slots.lo[slot]!;
     } else this.hasher.next(chain, tokens, from, chain);
     return derivation;
   }
 
-  /** Records how the held key `chain` was derived, so `nextKey` finds it again. */
-  private noteDerivation(chain: Key64, parent: number, derivation: number): void {
-    const list = this.keyHolders.get(foldKey(chain.hi, chain.lo));
-    if (list < 0 || this.listDerivation[list] !== NO_DERIVATION) return;
-    this.listHi[list] = chain.hi;
-    this.listLo[list] = chain.lo;
-    this.listParent[list] = parent;
-    this.listDerivation[list] = derivation;
-    this.derived.set(derivation, list);
+  /** Records how the key of `slot` (`chain`) was derived, so `nextKey` finds it again. */
+  private noteDerivation(slot: number, chain: Key64, parent: number, derivation: number): void {
+    if (this.slots.derivation[slot] !== NONE) return;
+    this.slots.hi[slot] = chain.hi;
+    this.slots.lo[slot] = chain.lo;
+    this.slots.parent[slot] = parent;
+    this.slots.derivation[slot] = derivation;
+    this.derived.set(derivation, slot);
   }
 
   /** Applies one batch of `podKey`'s events, in order; `model` is the engine's served model. */
@@ -260,9 +250,10 @@ export class PreciseIndex {
     // Every live holder is owned by an engine block or is speculative: these are what is left.
     for (let i = this.specHead; i < this.specHolders.length; i++) {
       const holder = this.specHolders[i]!;
-      if (holder.pod === pod) this.removeHolder(holder);
+      if (this.holders.pod[holder] === pod.id) this.removeHolder(holder);
     }
     this.pods.delete(podKey);
+    this.podById[pod.id] = undefined;
   }
 
   /**
@@ -273,11 +264,13 @@ export class PreciseIndex {
     this.sweep(nowMs);
     const pod = this.podFor(podKey);
     const until = nowMs + this.options.speculativeTtlMs;
+    const holders = this.holders;
     for (let i = 0; i < keys.length; i++) {
-      const holder = this.holderFor(keys[i]!, pod);
-      if (holder.tiers !== 0) continue;
-      holder.specUntil = until;
+      const holder = this.holderIn(this.slotFor(keys[i]!), pod.id);
+      if (holders.tiers[holder] !== 0) continue;
+      holders.specUntil[holder] = until;
       this.specHolders.push(holder);
+      this.specGenerations.push(holders.generation[holder]!);
       this.specUntils.push(until);
     }
   }
@@ -307,8 +300,7 @@ export class PreciseIndex {
     const keys = new Float64Array(Math.floor(tokens.length / size));
     let count = 0;
     const matched = this.withColumns(podKeys, (blocks, weighted) => {
-      const root = this.hasher.root(model);
-      const chain: Key64 = { hi: root.hi, lo: root.lo };
+      const chain = this.rootChain(model);
       let parent = foldKey(chain.hi, chain.lo);
       while (count < keys.length) {
         this.nextKey(chain, parent, tokens, count * size);
@@ -319,23 +311,23 @@ export class PreciseIndex {
     return { ...matched, keys: keys.subarray(0, count) };
   }
 
-  /** Marks the known pods of `podKeys` with their positions (`column`) while `walk` runs. */
+  /** Marks the known pods of `podKeys` with their positions (`podColumn`) while `walk` runs. */
   private withColumns(
     podKeys: readonly string[],
     walk: (blocks: Int32Array, weighted: Float64Array) => void,
   ): PreciseMatch {
     const blocks = new Int32Array(podKeys.length);
     const weighted = new Float64Array(podKeys.length);
-    const columns: PodState[] = [];
+    const marked: number[] = [];
     for (let c = 0; c < podKeys.length; c++) {
       const pod = this.pods.get(podKeys[c]!);
-      if (pod && pod.column < 0) {
-        pod.column = c;
-        columns.push(pod);
+      if (pod && this.podColumn[pod.id]! < 0) {
+        this.podColumn[pod.id] = c;
+        marked.push(pod.id);
       }
     }
-    if (columns.length > 0) walk(blocks, weighted);
-    for (const pod of columns) pod.column = -1;
+    if (marked.length > 0) walk(blocks, weighted);
+    for (const id of marked) this.podColumn[id] = -1;
     return { blocks, weighted };
   }
 
@@ -347,13 +339,14 @@ export class PreciseIndex {
     blocks: Int32Array,
     weighted: Float64Array,
   ): boolean {
-    const list = this.keyHolders.get(key);
-    if (list < 0) return false;
+    const slot = this.keySlots.get(key);
+    if (slot < 0) return false;
+    const holders = this.holders;
     let advanced = false;
-    for (const holder of this.holderLists[list]!) {
-      const c = holder.pod.column;
+    for (let h = this.slots.firstHolder[slot]!; h !== NONE; h = holders.next[h]!) {
+      const c = this.podColumn[holders.pod[h]!]!;
       if (c < 0 || blocks[c] !== i) continue;
-      const weight = this.weightOf(holder, nowMs);
+      const weight = this.weightOf(h, nowMs);
       if (weight < 0) continue;
       blocks[c] = i + 1;
       weighted[c]! += weight;
@@ -365,19 +358,23 @@ export class PreciseIndex {
   private stored(event: Extract<IndexKvEvent, { type: "BlockStored" }>, pod: PodState, model: string): void {
     const tier = this.tierBit(event.medium);
     const { blockSize, tokenIds, blockHashes } = event;
-    let chain: Key64;
+    const blocks = this.blocks;
+    const chain = this.chain;
     let tail: Uint32Array;
     if (event.parentBlockHash === null) {
-      chain = this.hasher.root(event.lora ?? model);
+      const root = this.hasher.root(event.lora ?? model);
+      chain.hi = root.hi;
+      chain.lo = root.lo;
       tail = EMPTY_TAIL;
     } else {
       const parent = pod.engine.get(engineKey(event.parentBlockHash));
-      if (!parent) {
+      if (parent < 0) {
         this.counters.orphanBlocks += blockHashes.length;
         return;
       }
-      chain = parent.chain;
-      tail = parent.tail;
+      chain.hi = blocks.chainHi[parent]!;
+      chain.lo = blocks.chainLo[parent]!;
+      tail = blocks.tails[parent] ?? EMPTY_TAIL;
     }
     for (let i = 0; i < blockHashes.length; i++) {
       if (tokenIds.length < (i + 1) * blockSize) {
@@ -386,25 +383,27 @@ export class PreciseIndex {
       }
       const key = engineKey(blockHashes[i]!);
       let block = pod.engine.get(key);
-      if (block) this.gainTier(block, tier);
-      else block = this.newEngineBlock(pod, key, tier, chain, tail, tokenIds, i * blockSize, blockSize);
+      if (block >= 0) {
+        this.gainTier(block, tier);
+        chain.hi = blocks.chainHi[block]!;
+        chain.lo = blocks.chainLo[block]!;
+      } else block = this.newEngineBlock(pod, key, tier, chain, tail, tokenIds, i * blockSize, blockSize);
       this.counters.storedBlocks++;
-      chain = block.chain;
-      tail = block.tail;
+      tail = blocks.tails[block] ?? EMPTY_TAIL;
     }
   }
 
-  /** Extends the request-key chain over one engine block's tokens and remembers the block. */
+  /** Extends `chain` (the parent's, then this block's) over one engine block's tokens and remembers the block. */
   private newEngineBlock(
     pod: PodState,
     key: number,
     tier: number,
-    parentChain: Key64,
+    chain: Key64,
     parentTail: Uint32Array,
     tokenIds: ArrayLike<number>,
     from: number,
     blockSize: number,
-  ): EngineBlock {
+  ): number {
     const size = this.hasher.blockSizeTokens;
     let tokens: ArrayLike<number> = tokenIds;
     let start = from;
@@ -418,32 +417,33 @@ export class PreciseIndex {
       tokens = joined;
       start = 0;
     }
+    const blocks = this.blocks;
+    const block = blocks.alloc(pod.id, key, tier);
     const full = Math.floor(length / size);
-    const chain: Key64 = { hi: parentChain.hi, lo: parentChain.lo };
-    const owned: Holder[] = new Array(full);
     for (let j = 0; j < full; j++) {
       const parent = foldKey(chain.hi, chain.lo);
       const derivation = this.nextKey(chain, parent, tokens, start + j * size);
-      const holder = this.holderFor(foldKey(chain.hi, chain.lo), pod);
-      this.noteDerivation(chain, parent, derivation);
-      confirm(holder, tier);
-      owned[j] = holder;
+      const slot = this.slotFor(foldKey(chain.hi, chain.lo));
+      this.noteDerivation(slot, chain, parent, derivation);
+      const holder = this.holderIn(slot, pod.id);
+      this.confirm(holder, tier);
+      blocks.firstEdge[block] = this.edges.alloc(
+        holder,
+        this.holders.generation[holder]!,
+        blocks.firstEdge[block]!,
+      );
     }
+    blocks.chainHi[block] = chain.hi;
+    blocks.chainLo[block] = chain.lo;
     const rest = length - full * size;
-    const tail = rest === 0 ? EMPTY_TAIL : new Uint32Array(rest);
-    for (let t = 0; t < rest; t++) tail[t] = tokens[start + full * size + t]!;
-    const bytes = ENGINE_BLOCK_BYTES + full * REF_BYTES + rest * TOKEN_BYTES;
-    const block: EngineBlock = {
-      pod,
-      engineKey: key,
-      tiers: tier,
-      chain,
-      tail,
-      owned,
-      bytes,
-      prev: null,
-      next: null,
-    };
+    let bytes = ENGINE_BLOCK_BYTES + full * EDGE_BYTES;
+    if (rest > 0) {
+      const tail = new Uint32Array(rest);
+      for (let t = 0; t < rest; t++) tail[t] = tokens[start + full * size + t]!;
+      blocks.tails[block] = tail;
+      bytes += TAIL_BYTES + rest * TOKEN_BYTES;
+    }
+    blocks.bytes[block] = bytes;
     pod.engine.set(key, block);
     this.engineBlockCount++;
     this.counters.bytes += bytes;
@@ -451,10 +451,25 @@ export class PreciseIndex {
     return block;
   }
 
+  /** The holder edge `e` points at, or NONE when that holder was freed since. */
+  private liveHolder(e: number): number {
+    const holder = this.edges.holder[e]!;
+    return this.holders.generation[holder] === this.edges.generation[e] ? holder : NONE;
+  }
+
+  /** An event shows the pod holding `holder` on `tier`: no longer speculative. */
+  private confirm(holder: number, tier: number): void {
+    this.holders.tiers[holder]! |= tier;
+    this.holders.specUntil[holder] = 0;
+  }
+
   /** A block already known got another tier (an offload copy): it and its holders gain the bit. */
-  private gainTier(block: EngineBlock, tier: number): void {
-    block.tiers |= tier;
-    for (const holder of block.owned) confirm(holder, tier);
+  private gainTier(block: number, tier: number): void {
+    this.blocks.tiers[block]! |= tier;
+    for (let e = this.blocks.firstEdge[block]!; e !== NONE; e = this.edges.next[e]!) {
+      const holder = this.liveHolder(e);
+      if (holder !== NONE) this.confirm(holder, tier);
+    }
     this.unlink(block);
     this.link(block);
   }
@@ -465,58 +480,77 @@ export class PreciseIndex {
     const tier = this.tierBit(medium);
     for (const hash of hashes) {
       const block = pod.engine.get(engineKey(hash));
-      if (!block) continue;
+      if (block < 0) continue;
       this.counters.removedBlocks++;
-      block.tiers &= ~tier;
-      for (const holder of block.owned) this.clearTier(holder, tier);
-      if (block.tiers === 0) this.dropEngineBlock(block);
+      this.blocks.tiers[block]! &= ~tier;
+      this.clearOwned(block, tier);
+      if (this.blocks.tiers[block] === 0) this.dropEngineBlock(block);
     }
   }
 
-  private clearTier(holder: Holder, tier: number): void {
-    if (!holder.alive) return;
-    holder.tiers &= ~tier;
-    if (holder.tiers === 0 && holder.specUntil === 0) this.removeHolder(holder);
+  /** The live holders an engine block completes lose `tier`. */
+  private clearOwned(block: number, tier: number): void {
+    for (let e = this.blocks.firstEdge[block]!; e !== NONE; e = this.edges.next[e]!) {
+      const holder = this.liveHolder(e);
+      if (holder !== NONE) this.clearTier(holder, tier);
+    }
+  }
+
+  private clearTier(holder: number, tier: number): void {
+    const holders = this.holders;
+    if (holders.pod[holder] === NONE) return;
+    holders.tiers[holder]! &= ~tier;
+    if (holders.tiers[holder] === 0 && holders.specUntil[holder] === 0) this.removeHolder(holder);
   }
 
   /** Forgets an engine block (its holders lose its tiers). */
-  private dropEngineBlock(block: EngineBlock): void {
-    if (block.pod.engine.get(block.engineKey) !== block) return;
-    block.pod.engine.delete(block.engineKey);
+  private dropEngineBlock(block: number): void {
+    const blocks = this.blocks;
+    const pod = this.podById[blocks.pod[block]!]!;
+    pod.engine.delete(blocks.engineKey[block]!);
     this.unlink(block);
     this.engineBlockCount--;
-    this.counters.bytes -= block.bytes;
-    for (const holder of block.owned) this.clearTier(holder, block.tiers);
+    this.counters.bytes -= blocks.bytes[block]!;
+    this.clearOwned(block, blocks.tiers[block]!);
+    for (let e = blocks.firstEdge[block]!; e !== NONE; ) {
+      const next = this.edges.next[e]!;
+      this.edges.release(e);
+      e = next;
+    }
+    blocks.release(block);
   }
 
   private enforceBudget(): void {
-    while (this.counters.bytes > this.options.maxBytes && this.oldest) {
+    while (this.counters.bytes > this.options.maxBytes && this.oldest !== NONE) {
       this.counters.evictedBlocks++;
       this.dropEngineBlock(this.oldest);
     }
   }
 
-  /** Removes the speculative holders that expired and were not confirmed or renewed. */
+  /** Removes the speculative holders that expired and were not confirmed, renewed or freed. */
   private sweep(nowMs: number): void {
     const until = this.specUntils;
+    const holders = this.holders;
     while (this.specHead < until.length && until[this.specHead]! <= nowMs) {
       const holder = this.specHolders[this.specHead]!;
-      if (holder.specUntil === until[this.specHead]) {
-        holder.specUntil = 0;
-        if (holder.alive && holder.tiers === 0) this.removeHolder(holder);
+      const current = holders.generation[holder] === this.specGenerations[this.specHead];
+      if (current && holders.specUntil[holder] === until[this.specHead]) {
+        holders.specUntil[holder] = 0;
+        if (holders.tiers[holder] === 0) this.removeHolder(holder);
       }
       this.specHead++;
     }
     if (this.specHead > 1024 && this.specHead * 2 > until.length) {
       until.splice(0, this.specHead);
       this.specHolders.splice(0, this.specHead);
+      this.specGenerations.splice(0, this.specHead);
       this.specHead = 0;
     }
   }
 
-  private weightOf(holder: Holder, nowMs: number): number {
-    const mask = holder.tiers;
-    if (mask === 0) return holder.specUntil > nowMs ? this.tierWeights[0]! : -1;
+  private weightOf(holder: number, nowMs: number): number {
+    const mask = this.holders.tiers[holder]!;
+    if (mask === 0) return this.holders.specUntil[holder]! > nowMs ? this.tierWeights[0]! : -1;
     let weight = this.tierMaskWeight[mask]!;
     if (weight < 0) {
       weight = 0;
@@ -550,81 +584,85 @@ export class PreciseIndex {
   private podFor(podKey: string): PodState {
     let pod = this.pods.get(podKey);
     if (!pod) {
-      pod = { key: podKey, engine: new Map(), column: -1 };
+      let id = this.podById.indexOf(undefined);
+      if (id < 0) id = this.podById.length;
+      pod = { key: podKey, id, engine: new KeyTable() };
       this.pods.set(podKey, pod);
+      this.podById[id] = pod;
+      if (id >= this.podColumn.length) {
+        const columns = new Int32Array(this.podColumn.length * 2).fill(-1);
+        columns.set(this.podColumn);
+        this.podColumn = columns;
+      }
     }
     return pod;
   }
 
-  private holderFor(key: number, pod: PodState): Holder {
-    let list = this.keyHolders.get(key);
-    if (list < 0) {
-      list = this.freeLists.pop() ?? this.newList();
-      this.holderLists[list] = [];
-      this.listDerivation[list] = NO_DERIVATION;
-      this.keyHolders.set(key, list);
+  /** The slot of request key `key`, created if absent. */
+  private slotFor(key: number): number {
+    let slot = this.keySlots.get(key);
+    if (slot < 0) {
+      slot = this.slots.alloc(key);
+      this.keySlots.set(key, slot);
       this.counters.bytes += KEY_BYTES;
     }
-    const holders = this.holderLists[list]!;
-    for (const holder of holders) if (holder.pod === pod) return holder;
-    const holder: Holder = { key, pod, tiers: 0, specUntil: 0, alive: true };
-    holders.push(holder);
+    return slot;
+  }
+
+  /** The holder of (key `slot`, pod `podId`), created if absent. */
+  private holderIn(slot: number, podId: number): number {
+    const holders = this.holders;
+    const first = this.slots.firstHolder[slot]!;
+    for (let h = first; h !== NONE; h = holders.next[h]!) if (holders.pod[h] === podId) return h;
+    const holder = holders.alloc(slot, podId);
+    holders.next[holder] = first;
+    this.slots.firstHolder[slot] = holder;
     this.holderCount++;
     this.counters.bytes += HOLDER_BYTES;
     return holder;
   }
 
-  private removeHolder(holder: Holder): void {
-    if (!holder.alive) return;
-    holder.alive = false;
+  private removeHolder(holder: number): void {
+    const holders = this.holders;
+    if (holders.pod[holder] === NONE) return;
+    const slot = holders.slot[holder]!;
+    const slots = this.slots;
+    let h = slots.firstHolder[slot]!;
+    if (h === holder) slots.firstHolder[slot] = holders.next[holder]!;
+    else {
+      while (holders.next[h] !== holder) h = holders.next[h]!;
+      holders.next[h] = holders.next[holder]!;
+    }
+    holders.release(holder);
     this.holderCount--;
     this.counters.bytes -= HOLDER_BYTES;
-    const list = this.keyHolders.get(holder.key);
-    const holders = this.holderLists[list]!;
-    const at = holders.indexOf(holder);
-    holders[at] = holders[holders.length - 1]!;
-    holders.pop();
-    if (holders.length === 0) {
-      this.keyHolders.delete(holder.key);
-      const derivation = this.listDerivation[list]!;
-      if (derivation !== NO_DERIVATION && this.derived.get(derivation) === list)
-        this.derived.delete(derivation);
-      this.holderLists[list] = EMPTY_LIST;
-      this.freeLists.push(list);
+    if (slots.firstHolder[slot] === NONE) {
+      this.keySlots.delete(slots.key[slot]!);
+      const derivation = slots.derivation[slot]!;
+      if (derivation !== NONE && this.derived.get(derivation) === slot) this.derived.delete(derivation);
+      slots.release(slot);
       this.counters.bytes -= KEY_BYTES;
     }
   }
 
-  /** A new list id, its per-list arrays grown to hold it. */
-  private newList(): number {
-    const list = this.holderLists.length;
-    if (list === this.listHi.length) {
-      const grow = <T extends Uint32Array | Float64Array>(old: T, next: T): T => {
-        next.set(old as never);
-        return next;
-      };
-      this.listHi = grow(this.listHi, new Uint32Array(list * 2));
-      this.listLo = grow(this.listLo, new Uint32Array(list * 2));
-      this.listParent = grow(this.listParent, new Float64Array(list * 2));
-      this.listDerivation = grow(this.listDerivation, new Float64Array(list * 2));
-    }
-    return list;
-  }
-
-  private link(block: EngineBlock): void {
-    block.prev = this.newest;
-    block.next = null;
-    if (this.newest) this.newest.next = block;
+  private link(block: number): void {
+    const blocks = this.blocks;
+    blocks.prev[block] = this.newest;
+    blocks.next[block] = NONE;
+    if (this.newest !== NONE) blocks.next[this.newest] = block;
     else this.oldest = block;
     this.newest = block;
   }
 
-  private unlink(block: EngineBlock): void {
-    if (block.prev) block.prev.next = block.next;
-    else if (this.oldest === block) this.oldest = block.next;
-    if (block.next) block.next.prev = block.prev;
-    else if (this.newest === block) this.newest = block.prev;
-    block.prev = null;
-    block.next = null;
+  private unlink(block: number): void {
+    const blocks = this.blocks;
+    const prev = blocks.prev[block]!;
+    const next = blocks.next[block]!;
+    if (prev !== NONE) blocks.next[prev] = next;
+    else if (this.oldest === block) this.oldest = next;
+    if (next !== NONE) blocks.prev[next] = prev;
+    else if (this.newest === block) this.newest = prev;
+    blocks.prev[block] = NONE;
+    blocks.next[block] = NONE;
   }
 }

@@ -1,0 +1,178 @@
+/**
+ * The precise index's records as parallel typed arrays indexed by id, as the approximate index's
+ * `EntryPool`: no object per holder, engine block or key, so millions of them cost tens of bytes
+ * each and nothing for the garbage collector to trace. Freed ids return to a free list; a holder's
+ * generation grows when it is freed, so a stale reference (an engine block's ownership edge, a
+ * speculative entry queued for expiry) can tell it no longer points at the holder it meant.
+ */
+
+/** No record: list ends and empty lists. */
+export const NONE = -1;
+
+const INITIAL = 1024;
+
+function grown<T extends Int32Array | Uint32Array | Float64Array>(old: T, size: number): T {
+  const next = new (old.constructor as new (n: number) => T)(size);
+  next.set(old as never);
+  return next;
+}
+
+/** Ids with a free list; `grow` resizes the subclass's columns. */
+abstract class Pool {
+  protected size = INITIAL;
+  private used = 0;
+  private freeHead = NONE;
+  /** Free-list links (reused as each subclass's own `next` column). */
+  next = new Int32Array(INITIAL);
+
+  protected take(): number {
+    let id = this.freeHead;
+    if (id !== NONE) this.freeHead = this.next[id]!;
+    else {
+      if (this.used === this.size) {
+        this.size *= 2;
+        this.next = grown(this.next, this.size);
+        this.grow(this.size);
+      }
+      id = this.used++;
+    }
+    this.next[id] = NONE;
+    return id;
+  }
+
+  /** Returns `id` to the pool (unlinked from every list first). */
+  release(id: number): void {
+    this.next[id] = this.freeHead;
+    this.freeHead = id;
+  }
+
+  protected abstract grow(size: number): void;
+}
+
+/** One pod holding one request key, in its key's singly linked list (`next`). */
+export class HolderPool extends Pool {
+  /** The key's slot in `KeySlotPool`. */
+  slot = new Int32Array(INITIAL);
+  /** Pod id, NONE once freed. */
+  pod = new Int32Array(INITIAL);
+  /** Bit per tier holding it (0: speculative or gone). */
+  tiers = new Int32Array(INITIAL);
+  /** Speculative until this time, ms (meaningful while `tiers` is 0). */
+  specUntil = new Float64Array(INITIAL);
+  generation = new Int32Array(INITIAL);
+
+  alloc(slot: number, pod: number): number {
+    const id = this.take();
+    this.slot[id] = slot;
+    this.pod[id] = pod;
+    this.tiers[id] = 0;
+    this.specUntil[id] = 0;
+    return id;
+  }
+
+  override release(id: number): void {
+    this.pod[id] = NONE;
+    this.generation[id]!++;
+    super.release(id);
+  }
+
+  protected grow(size: number): void {
+    this.slot = grown(this.slot, size);
+    this.pod = grown(this.pod, size);
+    this.tiers = grown(this.tiers, size);
+    this.specUntil = grown(this.specUntil, size);
+    this.generation = grown(this.generation, size);
+  }
+}
+
+/** An engine block's claim on a holder it completes, in the block's list (`next`). */
+export class EdgePool extends Pool {
+  holder = new Int32Array(INITIAL);
+  /** The holder's generation when the edge was made. */
+  generation = new Int32Array(INITIAL);
+
+  alloc(holder: number, generation: number, next: number): number {
+    const id = this.take();
+    this.holder[id] = holder;
+    this.generation[id] = generation;
+    this.next[id] = next;
+    return id;
+  }
+
+  protected grow(size: number): void {
+    this.holder = grown(this.holder, size);
+    this.generation = grown(this.generation, size);
+  }
+}
+
+/** One engine block of one pod, in the index's global LRU (`prev` older, `next` newer). */
+export class EngineBlockPool extends Pool {
+  pod = new Int32Array(INITIAL);
+  engineKey = new Float64Array(INITIAL);
+  tiers = new Int32Array(INITIAL);
+  /** Request-key chain at the last full request block ending in or before this block. */
+  chainHi = new Uint32Array(INITIAL);
+  chainLo = new Uint32Array(INITIAL);
+  /** First edge to the holders of the request blocks that end inside this block. */
+  firstEdge = new Int32Array(INITIAL);
+  bytes = new Int32Array(INITIAL);
+  prev = new Int32Array(INITIAL);
+  /** Tokens after the chain's request block, up to this block's end: only where block sizes differ. */
+  tails: (Uint32Array | undefined)[] = [];
+
+  alloc(pod: number, engineKey: number, tiers: number): number {
+    const id = this.take();
+    this.pod[id] = pod;
+    this.engineKey[id] = engineKey;
+    this.tiers[id] = tiers;
+    this.firstEdge[id] = NONE;
+    this.prev[id] = NONE;
+    return id;
+  }
+
+  override release(id: number): void {
+    this.tails[id] = undefined;
+    super.release(id);
+  }
+
+  protected grow(size: number): void {
+    this.pod = grown(this.pod, size);
+    this.engineKey = grown(this.engineKey, size);
+    this.tiers = grown(this.tiers, size);
+    this.chainHi = grown(this.chainHi, size);
+    this.chainLo = grown(this.chainLo, size);
+    this.firstEdge = grown(this.firstEdge, size);
+    this.bytes = grown(this.bytes, size);
+    this.prev = grown(this.prev, size);
+  }
+}
+
+/** Per request key: its holders' list head, its 64-bit value and how it was derived. */
+export class KeySlotPool extends Pool {
+  /** The request key, folded. */
+  key = new Float64Array(INITIAL);
+  firstHolder = new Int32Array(INITIAL);
+  hi = new Uint32Array(INITIAL);
+  lo = new Uint32Array(INITIAL);
+  /** The parent key, folded. */
+  parent = new Float64Array(INITIAL);
+  /** `blockDerivation` digest, or NONE when not known (a key only a decision inserted). */
+  derivation = new Float64Array(INITIAL);
+
+  alloc(key: number): number {
+    const id = this.take();
+    this.key[id] = key;
+    this.firstHolder[id] = NONE;
+    this.derivation[id] = NONE;
+    return id;
+  }
+
+  protected grow(size: number): void {
+    this.key = grown(this.key, size);
+    this.firstHolder = grown(this.firstHolder, size);
+    this.hi = grown(this.hi, size);
+    this.lo = grown(this.lo, size);
+    this.parent = grown(this.parent, size);
+    this.derivation = grown(this.derivation, size);
+  }
+}
