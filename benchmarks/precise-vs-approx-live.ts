@@ -7,7 +7,7 @@
  * ideal cache), TTFT p50/p99 and how stale a subscriber's view of evictions is.
  *
  *   npm run bench -- precise-vs-approx-live [--replicas 4] [--sessions 12] [--duration 400]
- *     [--warmup 100] [--time-scale 5] [--kv-blocks 120000,40000] [--fold 1]
+ *     [--warmup 100] [--time-scale 5] [--kv-blocks 120000,40000] [--fold 1] [--records dir]
  *
  * The sims run the h200-llama3-8b profile `--time-scale` times faster than wall time, and the
  * client shrinks think times by the same factor, so times print in engine (workload) seconds.
@@ -15,10 +15,11 @@
  * for the data-parallel ranks of one pod (rank r publishes on `socketPort + r`), since pods on one
  * host cannot share port 5557. Staleness: for every block a sim removed, the time from the sim
  * publishing the batch to this process's own ZeroMQ subscriber decoding it (the router's
- * subscriber runs the same sockets and decoder in its own process).
+ * subscriber runs the same sockets and decoder in its own process). `--records dir` writes each
+ * run's requests as JSON Lines (`<policy>-<kv blocks>.jsonl`, `llmd bench --records`' format).
  */
 import { once } from "node:events";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -42,6 +43,7 @@ const { values } = parseArgs({
     "time-scale": { type: "string", default: "5" },
     "kv-blocks": { type: "string", default: "120000,40000" },
     fold: { type: "string", default: "1" },
+    records: { type: "string" },
   },
 });
 const replicas = Number(values.replicas);
@@ -161,6 +163,11 @@ async function run(policy: keyof typeof POLICIES, kvBlocks: number) {
         ),
     });
     process.stderr.write("\n");
+    if (values.records) {
+      mkdirSync(values.records, { recursive: true });
+      const lines = records.map((r) => `${JSON.stringify(r)}\n`).join("");
+      writeFileSync(join(values.records, `${policy}-${kvBlocks}.jsonl`), lines);
+    }
     const summary = summarize(records, {
       fromMs: warmupS * 1000,
       toMs: durationS * 1000,
