@@ -12,9 +12,11 @@
  * 2. Scheduling: CPU per decision of the real scheduler with examples/configs/precise.yaml at
  *    `--endpoints` endpoints, each holding 256K tokens of conversations; the prompt is one endpoint's
  *    newest conversation, its tokens given (the index path alone) or as text that the producer
- *    tokenizes with the router's estimate tokenizer. The first row decides each prompt once (its
- *    request keys computed from scratch); in the others each is decided again and again, its keys
- *    from the index's memo (as a conversation's next turn gets those of the blocks it shares).
+ *    tokenizes with the router's estimate tokenizer. "Never seen" decides prompts no endpoint holds
+ *    (the match stops at their first block; the speculative entries key the whole prompt, CBOR-FNV
+ *    for every block). "First sight" decides each held prompt once (the first decision over its
+ *    tokens: its keys come from what the index derived from the events); in the others each is
+ *    decided again and again, as a conversation's next turn shares the blocks of the last.
  * 3. `runTokenizeTurn` from benchmarks/tokenize-turn.ts (a real tokenizer on a 200K-token chat turn).
  */
 import { Encoder } from "@msgpack/msgpack";
@@ -228,20 +230,33 @@ async function scheduling(): Promise<Record<string, string | number>[]> {
         producer.kvEvents([event], endpoints[e]!.metadata.key, MODEL);
       }
     const iterations = smoke ? 50 : promptTokens > 100_000 ? 100 : promptTokens > 10_000 ? 300 : 2000;
+    // Prompts nobody holds: the match stops at their first block, the speculative entries take all.
+    const unseen = Array.from({ length: ENDPOINTS }, (_, i) =>
+      tokenStream(7_000_000 + promptTokens + i, promptTokens),
+    );
     const decide = (path: string, e: number): boolean => {
       const ctx =
         path === "text, estimate tokenizer"
           ? makeContext({ model: MODEL, promptText: held[e]!.text })
-          : makeContext({ model: MODEL, promptText: held[e]!.text, tokens: held[e]!.tokens });
+          : path === "never seen, tokens given"
+            ? makeContext({ model: MODEL, promptText: "", tokens: unseen[e]! })
+            : makeContext({ model: MODEL, promptText: held[e]!.text, tokens: held[e]!.tokens });
       void config.scheduler.prepare(ctx, endpoints);
       const result = config.scheduler.schedule(ctx, endpoints) as SchedulingResult;
       config.scheduler.preRequest(ctx, result);
-      return result.profileResults.get(result.primaryProfileName)?.targetEndpoints[0] === endpoints[e];
+      const target = result.profileResults.get(result.primaryProfileName)?.targetEndpoints[0];
+      return target === endpoints[e];
     };
     // Each endpoint's prompt once: the first sight of its tokens (no request key remembered yet).
-    const paths = ["first sight, tokens given", "tokens given", "text, estimate tokenizer"];
+    const paths = [
+      "never seen, tokens given",
+      "first sight, tokens given",
+      "tokens given",
+      "text, estimate tokenizer",
+    ];
     for (const path of paths) {
-      const n = path.startsWith("first") ? ENDPOINTS : iterations;
+      const once = path === "never seen, tokens given" || path === "first sight, tokens given";
+      const n = once ? ENDPOINTS : iterations;
       let picks = 0;
       const micros = cpuMicros(() => {
         for (let i = 0; i < n; i++) if (decide(path, i % ENDPOINTS)) picks++;
@@ -252,7 +267,7 @@ async function scheduling(): Promise<Record<string, string | number>[]> {
         "index entries": producer.cache.index.stats().holders,
         decisions: n,
         "µs CPU / decision": +(micros / n).toFixed(1),
-        "picked the holder": `${((100 * picks) / n).toFixed(0)}%`,
+        "picked the holder": path.startsWith("never") ? "–" : `${((100 * picks) / n).toFixed(0)}%`,
       });
     }
   }

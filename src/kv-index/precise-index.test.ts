@@ -160,16 +160,15 @@ test("tiers: a block offloaded to CPU and dropped from GPU still matches, at the
 test("speculative entries count until their TTL, and an event confirms them", () => {
   const idx = index({ speculativeTtlMs: 2000 });
   const tokens = tokensOf(16 * 6);
-  const keys = idx.requestKeys(tokens, MODEL);
-  idx.insertSpeculative(keys, "a", 1000);
+  idx.insertSpeculative(tokens, MODEL, "a", 1000);
   assert.deepEqual([...matchOf(idx, tokens, ["a"], 2999).blocks], [6]);
   assert.deepEqual([...matchOf(idx, tokens, ["a"], 3000).blocks], [0]);
-  idx.insertSpeculative(keys, "a", 4000);
+  idx.insertSpeculative(tokens, MODEL, "a", 4000);
   idx.apply(stored(tokens.slice(0, 48), 16, 0n), "a", MODEL, 4500); // confirms 3 of 6
   idx.apply([], "a", MODEL, 7000); // sweeps the expired rest
   assert.deepEqual([...matchOf(idx, tokens, ["a"], 7000).blocks], [3]);
   assert.equal(idx.stats().holders, 3);
-  idx.insertSpeculative(idx.requestKeys(tokensOf(64, 5), MODEL), "a", 7000);
+  idx.insertSpeculative(tokensOf(64, 5), MODEL, "a", 7000);
   assert.equal(idx.stats().holders, 7);
   idx.clearPod("a");
   assert.deepEqual(
@@ -282,7 +281,7 @@ test("random events, decisions and budget evictions: matches agree with fresh ke
           MODEL,
           step,
         );
-      else if (op < 9) idx.insertSpeculative(idx.requestKeys(prompt.slice(0, 16 * blocks), MODEL), pod, step);
+      else if (op < 9) idx.insertSpeculative(prompt.slice(0, 16 * blocks), MODEL, pod, step);
       else idx.apply([{ type: "AllBlocksCleared" }], pod, MODEL, step);
       const fresh = new RequestKeyHasher(blockSizeTokens).keys(prompt, MODEL);
       assert.deepEqual([...idx.requestKeys(prompt, MODEL)], [...fresh]);
@@ -461,9 +460,9 @@ test("random events and decisions: the index matches what the rules on plain obj
       } else if (op < 8)
         events = [{ type: "BlockRemoved", blockHashes: [base + BigInt(random(12))], medium }];
       else if (op < 9) {
-        const keys = idx.requestKeys(prompt.slice(0, 16 * blocks), MODEL);
-        idx.insertSpeculative(keys, pod, step);
-        model.speculative(keys, pod, step);
+        const part = prompt.slice(0, 16 * blocks);
+        idx.insertSpeculative(part, MODEL, pod, step);
+        model.speculative(new RequestKeyHasher(blockSizeTokens).keys(part, MODEL), pod, step);
       } else events = [{ type: "AllBlocksCleared" }];
       for (const event of events) {
         idx.apply([event], pod, MODEL, step);
@@ -480,4 +479,23 @@ test("random events and decisions: the index matches what the rules on plain obj
       assert.deepEqual([...idx.requestKeys(prompt, MODEL)], [...keys]);
     }
   }
+});
+
+test("a long prompt's speculative entries are keyed a slice at a time, leading blocks first, by later index calls", () => {
+  const idx = index({ blockSizeTokens: 64, speculativeTtlMs: 1000 });
+  const tokens = tokensOf(64 * 600); // 600 blocks; a slice is 16,384 tokens = 256 blocks
+  idx.insertSpeculative(tokens, MODEL, "a", 0);
+  assert.equal(idx.pendingSpeculativeBlocks, 600 - 256);
+  assert.deepEqual([...idx.match(idx.requestKeys(tokens, MODEL), ["a"], 1).blocks], [256]);
+  idx.apply([], "b", MODEL, 2); // an event batch keys the next slice
+  assert.deepEqual([...idx.match(idx.requestKeys(tokens, MODEL), ["a"], 3).blocks], [512]);
+  assert.deepEqual([...idx.matchTokens(tokens, MODEL, ["a"], 3).blocks], [600], "and so does a decision");
+  assert.equal(idx.pendingSpeculativeBlocks, 0);
+  idx.insertSpeculative(tokens.slice(0, 64 * 1000), MODEL, "c", 10);
+  idx.apply([], "b", MODEL, 1010); // past the TTL: the rest is never keyed
+  assert.equal(idx.pendingSpeculativeBlocks, 0);
+  assert.deepEqual([...idx.matchTokens(tokens, MODEL, ["a", "c"], 1010).blocks], [0, 0]);
+  idx.insertSpeculative(tokens, MODEL, "d", 2000);
+  idx.clearPod("d");
+  assert.equal(idx.pendingSpeculativeBlocks, 0, "a pod cleared drops its pending entries");
 });

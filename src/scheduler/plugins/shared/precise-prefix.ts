@@ -158,15 +158,11 @@ export class PrecisePrefixCache implements Omit<HostedPlugin, "type" | "name"> {
 
   /** The chosen endpoints hold the prompt's blocks until `speculativeTTL` passes (with `speculativeIndexing`). */
   preRequest(ctx: SchedulingContext, result: SchedulingResult): void {
-    const match = readPrefixMatch(ctx.state, this.stateKey);
     const tokens = ctx.request.tokens;
-    if (!match || !tokens) return;
-    const total = Math.floor(tokens.length / this.blockSizeTokens);
-    const keys =
-      match.hashes.length === total ? match.hashes : this.index.requestKeys(tokens, ctx.request.model);
+    if (!readPrefixMatch(ctx.state, this.stateKey) || !tokens) return;
     const now = this.clock.now();
     for (const endpoint of chosenEndpoints(result))
-      this.index.insertSpeculative(keys, endpoint.metadata.key, now);
+      this.index.insertSpeculative(tokens, ctx.request.model, endpoint.metadata.key, now);
   }
 
   async start(): Promise<void> {
