@@ -4,7 +4,8 @@
  * [--prompt-kb 800] [--large-rate 5] [--streams 128] [--stream-tokens 200]`: what the router adds
  * per request and per streamed token. Two zero-latency simulators (so only proxy cost shows) are
  * reached directly, through `llmd router` (default config), through a bare Node.js proxy (the
- * floor any Node proxy pays) and through nginx (one process, round-robin, when installed). The
+ * floor any Node proxy pays), through nginx (one process, round-robin, when installed) and through a
+ * TCP pipe in Node (benchmarks/router/net-pipe.ts: no HTTP, the socket layer's own cost). The
  * load generator is a separate process (benchmarks/router/load.ts). `--nice=-10` runs every measured
  * process and the load generator at that OS priority, damping other jobs on a shared machine.
  * Prompts are short (`hi <n>`) and unique by default; with `--prompts same` every request is `hi`,
@@ -26,7 +27,9 @@ import { startSimReplicas } from "../src/cli/sim-replicas.ts";
 import type { LoadJob, LoadResult } from "./router/load.ts";
 import {
   cpuSeconds,
+  cpuTimes,
   nginxVersion,
+  startNetPipe,
   startNginx,
   startNodeFloor,
   startRouterProcess,
@@ -60,28 +63,35 @@ const ROUNDS = Math.max(1, Number(values.rounds));
 const LOAD_WORKER = fileURLToPath(new URL("./router/load.ts", import.meta.url));
 
 /** Runs one job in a fresh load-generator process; CPU of `target` is read around the window. */
-type Measured = LoadResult & { cpuUs: number; cpuUsPerEvent: number };
+type Measured = LoadResult & {
+  cpuUs: number;
+  cpuUsPerEvent: number;
+  /** The kernel's share of `cpuUsPerEvent` (system time: syscalls, the loopback TCP stack). */
+  sysUsPerEvent: number;
+};
 type Job = Omit<LoadJob, "url" | "model" | "prompts">;
 
 async function measure(target: Target, job: Job): Promise<Measured> {
   const worker = fork(LOAD_WORKER, [], { execArgv: ["--import", "tsx"], stdio: "inherit" });
   prioritise(worker.pid);
-  let cpuAtStart = Number.NaN;
+  let atStart = { user: Number.NaN, system: Number.NaN };
   const result = new Promise<LoadResult>((resolve, reject) => {
     worker.on("message", (msg: { measuring?: boolean } | LoadResult) => {
-      if ("measuring" in msg) cpuAtStart = cpuSeconds(target.pid);
+      if ("measuring" in msg) atStart = cpuTimes(target.pid);
       else resolve(msg as LoadResult);
     });
     worker.once("exit", (code) => reject(new Error(`load generator exited with ${code}`)));
   });
   worker.send({ ...job, url: target.url, model: MODEL, prompts: PROMPTS } satisfies LoadJob);
   const r = await result;
-  const cpuUsTotal = (cpuSeconds(target.pid) - cpuAtStart) * 1e6;
+  const atEnd = cpuTimes(target.pid);
+  const cpuUsTotal = (atEnd.user + atEnd.system - atStart.user - atStart.system) * 1e6;
   await once(worker, "exit").catch(() => {});
   return {
     ...r,
     cpuUs: cpuUsTotal / Math.max(1, r.requests + r.errors),
     cpuUsPerEvent: cpuUsTotal / Math.max(1, r.events),
+    sysUsPerEvent: ((atEnd.system - atStart.system) * 1e6) / Math.max(1, r.events),
   };
 }
 
@@ -106,6 +116,7 @@ function combine(runs: Measured[]): Measured {
     events: sum((r) => r.events),
     cpuUs: med((r) => r.cpuUs),
     cpuUsPerEvent: med((r) => r.cpuUsPerEvent),
+    sysUsPerEvent: med((r) => r.sysUsPerEvent),
   };
 }
 
@@ -148,6 +159,7 @@ async function startTargets(): Promise<{
   const router = await startRouterProcess(sims.urls);
   const floor = await startNodeFloor(sims.urls);
   const nginx = await startNginx(sims.urls);
+  const pipe = await startNetPipe(sims.urls);
   const targets: Target[] = [
     { name: "direct (one sim)", url: sims.urls[0] as string, pid: sims.children[0]?.pid ?? 0 },
     { name: "llmd router", url: router.url, pid: router.child.pid ?? 0 },
@@ -155,6 +167,7 @@ async function startTargets(): Promise<{
   ];
   if (nginx) targets.push({ name: "nginx (1 process)", url: nginx.url, pid: nginx.child.pid ?? 0 });
   else console.log("nginx not installed (apt-get install -y nginx): its rows are skipped");
+  targets.push({ name: "node net pipe (TCP, no HTTP)", url: pipe.url, pid: pipe.child.pid ?? 0 });
   const baseline = values.baseline ? await startRouterProcess(sims.urls, values.baseline) : undefined;
   if (baseline)
     targets.push({ name: "llmd router (baseline)", url: baseline.url, pid: baseline.child.pid ?? 0 });
@@ -162,6 +175,7 @@ async function startTargets(): Promise<{
     router.child,
     floor.child,
     ...(nginx ? [nginx.child] : []),
+    pipe.child,
     ...(baseline ? [baseline.child] : []),
   ];
   for (const child of [...sims.children, ...children]) prioritise(child.pid);
@@ -214,7 +228,7 @@ async function throughputTable(targets: Target[], seconds: number, warmup: numbe
   return results;
 }
 
-/** Results indexed like the targets: direct, router, floor, then nginx (when installed) and the baseline. */
+/** Results indexed like the targets: direct, router, floor, then nginx (when installed), the net pipe and the baseline. */
 interface CaseResults {
   latency?: Measured[][];
   throughput?: Measured[];
@@ -279,12 +293,14 @@ function targetsTable(targets: readonly Target[], results: CaseResults): void {
   if (streams && nginxStreams) {
     const [, router, floor] = streams as [Measured, Measured, Measured];
     const nginx = nginxStreams;
+    const pipe = streams[targets.findIndex((t) => t.name.startsWith("node net pipe"))];
+    const pipeNote = pipe ? `, net pipe ${pipe.cpuUsPerEvent.toFixed(1)}` : "";
     add(
       "CPU/relayed token, router ÷ nginx",
       router.cpuUsPerEvent / nginx.cpuUsPerEvent,
       2,
       "×",
-      `${router.cpuUsPerEvent.toFixed(1)} vs ${nginx.cpuUsPerEvent.toFixed(1)} µs; floor ${floor.cpuUsPerEvent.toFixed(1)}`,
+      `${router.cpuUsPerEvent.toFixed(1)} vs ${nginx.cpuUsPerEvent.toFixed(1)} µs; floor ${floor.cpuUsPerEvent.toFixed(1)}${pipeNote}`,
     );
   }
   console.log("\nagainst the targets (this run; ratios measured side by side)");
@@ -314,19 +330,38 @@ async function largePromptTable(targets: Target[], seconds: number, warmup: numb
   return results;
 }
 
+/**
+ * CPU ms per second each target spends with nothing to serve (the router's metric scrapes), all
+ * measured over the same `seconds`.
+ */
+async function idleCpuMsPerSecond(targets: readonly Target[], seconds: number): Promise<number[]> {
+  const start = targets.map((t) => cpuSeconds(t.pid));
+  await new Promise((resolve) => setTimeout(resolve, seconds * 1000));
+  return targets.map((t, i) => ((cpuSeconds(t.pid) - (start[i] ?? 0)) * 1000) / seconds);
+}
+
 /** `--streams` concurrent streams of `--stream-tokens` tokens, back to back: CPU per relayed event. */
 async function streamsTable(targets: Target[], seconds: number, warmup: number): Promise<Measured[]> {
   const concurrency = Number(values.streams);
   const streamTokens = Number(values["stream-tokens"]);
   const results = await measureAll(targets, { concurrency, seconds, warmupSeconds: warmup, streamTokens });
-  const rows = results.map((r, i) => ({
-    target: targets[i]?.name ?? "",
-    streams: concurrency,
-    completed: r.requests,
-    errors: r.errors,
-    "events/s": Math.round(r.events / r.seconds),
-    "server CPU µs/event": r.cpuUsPerEvent.toFixed(1),
-  }));
+  // After the load, so the code is warm (freshly started, the scrapes run in V8's baseline tiers).
+  const idle = await idleCpuMsPerSecond(targets, 3);
+  const rows = results.map((r, i) => {
+    const eventsPerSecond = r.events / r.seconds;
+    const idleUsPerEvent = ((idle[i] ?? 0) * 1000) / eventsPerSecond;
+    return {
+      target: targets[i]?.name ?? "",
+      streams: concurrency,
+      completed: r.requests,
+      errors: r.errors,
+      "events/s": Math.round(eventsPerSecond),
+      "server CPU µs/event": r.cpuUsPerEvent.toFixed(1),
+      "of it kernel": r.sysUsPerEvent.toFixed(1),
+      "idle CPU ms/s": (idle[i] ?? 0).toFixed(0),
+      "µs/event above idle": (r.cpuUsPerEvent - idleUsPerEvent).toFixed(1),
+    };
+  });
   console.log(
     `\n(d) ${concurrency} concurrent streams of ${streamTokens} tokens (one SSE event each, 20 ms apart), ${seconds} s, ${roundsNote()}`,
   );

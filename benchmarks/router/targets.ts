@@ -20,17 +20,24 @@ export interface Target {
 
 const CLI_MAIN = fileURLToPath(new URL("../../src/cli/main.ts", import.meta.url));
 const NODE_FLOOR = fileURLToPath(new URL("./node-floor.ts", import.meta.url));
+const NET_PIPE = fileURLToPath(new URL("./net-pipe.ts", import.meta.url));
 
-/** User + system CPU seconds of `pid` so far, or NaN where /proc is unavailable. */
-export function cpuSeconds(pid: number): number {
+/** User and system (kernel) CPU seconds of `pid` so far, NaN where /proc is unavailable. */
+export function cpuTimes(pid: number): { user: number; system: number } {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
     const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
     // Fields 14 and 15 of stat(5) (utime, stime), counted after the command name.
-    return (Number(fields[11]) + Number(fields[12])) / 100;
+    return { user: Number(fields[11]) / 100, system: Number(fields[12]) / 100 };
   } catch {
-    return Number.NaN;
+    return { user: Number.NaN, system: Number.NaN };
   }
+}
+
+/** User + system CPU seconds of `pid` so far, or NaN where /proc is unavailable. */
+export function cpuSeconds(pid: number): number {
+  const { user, system } = cpuTimes(pid);
+  return user + system;
 }
 
 async function waitLine(child: ChildProcess, pattern: RegExp): Promise<string> {
@@ -68,6 +75,11 @@ export function startRouterProcess(
 /** Starts the bare Node.js proxy (node-floor.ts) over `upstreams`. */
 export function startNodeFloor(upstreams: readonly string[]): Promise<{ url: string; child: ChildProcess }> {
   return startListener([NODE_FLOOR, ...upstreams]);
+}
+
+/** Starts the TCP pipe (net-pipe.ts, no HTTP) over `upstreams`: Node's socket layer alone. */
+export function startNetPipe(upstreams: readonly string[]): Promise<{ url: string; child: ChildProcess }> {
+  return startListener([NET_PIPE, ...upstreams]);
 }
 
 async function waitReachable(url: string): Promise<void> {

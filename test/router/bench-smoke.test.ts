@@ -47,6 +47,7 @@ describe("bench router (smoke)", () => {
       "direct (one sim)",
       "llmd router",
       "node floor (bare proxy)",
+      "node net pipe (TCP, no HTTP)",
       "llmd router (baseline)",
     ])
       assert.ok(names.includes(expected), `${expected} in ${names}`);
