@@ -17,6 +17,10 @@
  * issue's targets as measured in this run. `--baseline <dir>` adds the `llmd router` of another
  * source tree (an earlier commit, e.g. `git archive <commit> | tar -x -C <dir>` with
  * node_modules linked) as a last target, measured in the same rounds: a before/after in one run.
+ * Before any case, every target serves `--jit-warmup` seconds of closed-loop load, untimed: V8
+ * compiles a process's hot code over its first tens of thousands of requests (on 4 background
+ * threads, counted in its CPU), and a router with many plugins takes longer to get there than
+ * the bare proxy, so an unwarmed first case would charge its warm-up to the router.
  */
 import { type ChildProcess, fork } from "node:child_process";
 import { once } from "node:events";
@@ -51,6 +55,7 @@ const { values } = parseArgs({
     streams: { type: "string", default: "128" },
     "stream-tokens": { type: "string", default: "200" },
     baseline: { type: "string" },
+    "jit-warmup": { type: "string", default: "15" },
   },
 });
 const CASES = new Set(String(values.cases).split(","));
@@ -369,6 +374,15 @@ async function streamsTable(targets: Target[], seconds: number, warmup: number):
   return results;
 }
 
+/** `--jit-warmup` seconds of closed-loop load on every target, untimed (see the module comment). */
+async function warmUp(targets: readonly Target[]): Promise<void> {
+  const seconds = Number(values["jit-warmup"]);
+  if (!(seconds > 0)) return;
+  const concurrency = Number(values.concurrency);
+  for (const target of targets) await measure(target, { concurrency, seconds, warmupSeconds: 0 });
+  console.log(`JIT warm-up: ${seconds} s of closed loop (${concurrency}) on every target, untimed`);
+}
+
 const roundsNote = () =>
   ROUNDS === 1 ? "1 round" : `${ROUNDS} interleaved rounds (medians; ok and req/s over all rounds)`;
 
@@ -379,6 +393,7 @@ console.log(
 );
 const { targets, children, stopSims } = await startTargets();
 try {
+  await warmUp(targets);
   const results: CaseResults = {};
   if (CASES.has("latency")) results.latency = await latencyTable(targets, seconds, warmup);
   if (CASES.has("throughput")) results.throughput = await throughputTable(targets, seconds, warmup);

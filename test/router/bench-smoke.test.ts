@@ -14,7 +14,7 @@ const BASELINE = fileURLToPath(new URL("../..", import.meta.url));
 const ARGS = [
   ...["--seconds", "0.4", "--warmup", "0.2", "--rates", "50", "--concurrency", "2"],
   ...["--prompt-kb", "16", "--large-rate", "10", "--streams", "2", "--stream-tokens", "3"],
-  ...["--baseline", BASELINE],
+  ...["--baseline", BASELINE, "--jit-warmup", "0.2"],
 ];
 
 /** `[target, ok, errors]` of every open-loop row of a console.table. */
