@@ -498,4 +498,7 @@ test("a long prompt's speculative entries are keyed a slice at a time, leading b
   idx.insertSpeculative(tokens, MODEL, "d", 2000);
   idx.clearPod("d");
   assert.equal(idx.pendingSpeculativeBlocks, 0, "a pod cleared drops its pending entries");
+  idx.insertSpeculative(tokens, MODEL, "e", 3000, idx.requestKeys(tokens, MODEL));
+  assert.equal(idx.pendingSpeculativeBlocks, 0, "all keys given: marked at once");
+  assert.deepEqual([...idx.match(idx.requestKeys(tokens, MODEL), ["e"], 3001).blocks], [600]);
 });

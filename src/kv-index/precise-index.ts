@@ -279,16 +279,31 @@ export class PreciseIndex {
    * Keys are computed from the start of the prompt, `SPECULATION_SLICE_TOKENS` tokens now and as
    * many at every later call into the index (an event batch, a decision), so a never-seen 200K-token
    * prompt does not cost one decision its whole CBOR-FNV; the leading blocks, which concurrent
-   * requests share, are marked first.
+   * requests share, are marked first. `keys`, when given, are the request keys of all of `tokens`'
+   * full blocks (a match that reached the end): they are marked at once.
    */
-  insertSpeculative(tokens: ArrayLike<number>, model: string, podKey: string, nowMs: number): void {
+  insertSpeculative(
+    tokens: ArrayLike<number>,
+    model: string,
+    podKey: string,
+    nowMs: number,
+    keys?: Float64Array,
+  ): void {
     this.sweep(nowMs);
+    const podId = this.podFor(podKey).id;
+    const until = nowMs + this.options.speculativeTtlMs;
+    const blocks = Math.floor(tokens.length / this.hasher.blockSizeTokens);
+    if (keys?.length === blocks) {
+      for (let i = 0; i < blocks; i++)
+        this.markSpeculative(this.holderIn(this.slotFor(keys[i]!), podId), until);
+      return;
+    }
     const chain = this.rootChain(model);
     this.speculations.push({
       tokens,
-      podId: this.podFor(podKey).id,
-      until: nowMs + this.options.speculativeTtlMs,
-      blocks: Math.floor(tokens.length / this.hasher.blockSizeTokens),
+      podId,
+      until,
+      blocks,
       chain,
       parent: foldKey(chain.hi, chain.lo),
       next: 0,
@@ -303,11 +318,20 @@ export class PreciseIndex {
     return pending;
   }
 
+  /** `holder` is speculative until `until`, unless an event already shows it held. */
+  private markSpeculative(holder: number, until: number): void {
+    const holders = this.holders;
+    if (holders.tiers[holder] !== 0) return;
+    holders.specUntil[holder] = until;
+    this.specHolders.push(holder);
+    this.specGenerations.push(holders.generation[holder]!);
+    this.specUntils.push(until);
+  }
+
   /** Keys up to one slice of the pending speculative entries; those past their TTL are dropped. */
   private speculate(nowMs: number): void {
     const size = this.hasher.blockSizeTokens;
     let budget = Math.max(1, Math.floor(SPECULATION_SLICE_TOKENS / size));
-    const holders = this.holders;
     while (budget > 0 && this.speculations.length > 0) {
       const s = this.speculations[0]!;
       for (; s.next < s.blocks && budget > 0 && s.until > nowMs; s.next++, budget--) {
@@ -315,12 +339,7 @@ export class PreciseIndex {
         const slot = this.slotFor(foldKey(s.chain.hi, s.chain.lo));
         this.noteDerivation(slot, s.chain, s.parent, derivation);
         s.parent = foldKey(s.chain.hi, s.chain.lo);
-        const holder = this.holderIn(slot, s.podId);
-        if (holders.tiers[holder] !== 0) continue;
-        holders.specUntil[holder] = s.until;
-        this.specHolders.push(holder);
-        this.specGenerations.push(holders.generation[holder]!);
-        this.specUntils.push(s.until);
+        this.markSpeculative(this.holderIn(slot, s.podId), s.until);
       }
       if (s.next === s.blocks || s.until <= nowMs) this.speculations.shift();
     }

@@ -159,10 +159,11 @@ export class PrecisePrefixCache implements Omit<HostedPlugin, "type" | "name"> {
   /** The chosen endpoints hold the prompt's blocks until `speculativeTTL` passes (with `speculativeIndexing`). */
   preRequest(ctx: SchedulingContext, result: SchedulingResult): void {
     const tokens = ctx.request.tokens;
-    if (!readPrefixMatch(ctx.state, this.stateKey) || !tokens) return;
+    const match = readPrefixMatch(ctx.state, this.stateKey);
+    if (!match || !tokens) return;
     const now = this.clock.now();
     for (const endpoint of chosenEndpoints(result))
-      this.index.insertSpeculative(tokens, ctx.request.model, endpoint.metadata.key, now);
+      this.index.insertSpeculative(tokens, ctx.request.model, endpoint.metadata.key, now, match.hashes);
   }
 
   async start(): Promise<void> {
