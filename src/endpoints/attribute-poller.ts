@@ -102,7 +102,7 @@ export class AttributePoller {
 
   private async run(target: AttributeTarget): Promise<void> {
     const { scheme, port, path, extractors } = this.source;
-    const outcome = await this.fetcher.getText(endpointBaseUrl(target.metadata, scheme, port) + path);
+    const outcome = await this.fetcher.getText(endpointBaseUrl(target.metadata, scheme, port), path);
     this.counters.polls++;
     if (!outcome.ok) {
       this.counters.pollErrors++;

@@ -97,7 +97,7 @@ export class EndpointProber {
     const epoch = record.failEpoch;
     // Only dispatches made before the page was requested can be on it; later ones stay counted.
     const dispatchedBefore = record.metrics.dispatchedSinceScrape;
-    const outcome = await this.fetcher.getText(record.baseUrl + (metricsPath || healthPath));
+    const outcome = await this.fetcher.getText(record.baseUrl, metricsPath || healthPath);
     if (!this.hooks.isCurrent(record)) return;
     if (!outcome.ok) return this.probeFailed(record, outcome.error);
     if (metricsPath) {
@@ -133,8 +133,8 @@ export class EndpointProber {
   }
 
   private async runModelsPoll(record: EndpointRecord): Promise<void> {
-    const url = `${endpointBaseUrl(record.metadata, this.options.scheme)}/v1/models`;
-    const outcome = await this.fetcher.getText(url);
+    const origin = endpointBaseUrl(record.metadata, this.options.scheme);
+    const outcome = await this.fetcher.getText(origin, "/v1/models");
     if (!this.hooks.isCurrent(record)) return;
     const models = outcome.ok ? parseServedModels(outcome.body) : undefined;
     if (models === undefined) {

@@ -1,0 +1,54 @@
+import assert from "node:assert/strict";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { after, before, describe, it } from "node:test";
+import { HttpFetcher } from "../../src/endpoints/http-fetcher.ts";
+
+/** `/drip` sends its headers at once, then one byte every 20 ms for 1 s: no single wait is long. */
+function startServer(): Promise<Server> {
+  const server = createServer((req, res) => {
+    if (req.url === "/page") return res.end("a 1\n");
+    if (req.url !== "/drip") return res.writeHead(404).end("no");
+    res.writeHead(200, { "content-type": "text/plain" });
+    res.flushHeaders();
+    let sent = 0;
+    const timer = setInterval(() => {
+      if (++sent === 50 || res.destroyed) {
+        clearInterval(timer);
+        res.end();
+      } else res.write("x");
+    }, 20);
+  });
+  return new Promise((resolve) => server.listen(0, "127.0.0.1", () => resolve(server)));
+}
+
+describe("HttpFetcher over real HTTP", () => {
+  let server: Server;
+  let origin: string;
+  const fetcher = new HttpFetcher({ timeoutMs: 150 });
+  before(async () => {
+    server = await startServer();
+    origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  after(async () => {
+    await fetcher.close();
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+  });
+
+  it("returns the body of a 2xx and the status of anything else", async () => {
+    assert.deepEqual(await fetcher.getText(origin, "/page"), { ok: true, body: "a 1\n" });
+    assert.deepEqual(await fetcher.getText(origin, "/missing"), {
+      ok: false,
+      status: 404,
+      error: "HTTP 404",
+    });
+  });
+
+  it("bounds the whole request, not only each wait, and the connection pool still serves after", async () => {
+    const outcome = await fetcher.getText(origin, "/drip");
+    assert.equal(outcome.ok, false);
+    assert.match(outcome.ok ? "" : outcome.error, /timeout/);
+    assert.deepEqual(await fetcher.getText(origin, "/page"), { ok: true, body: "a 1\n" });
+  });
+});
