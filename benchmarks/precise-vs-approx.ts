@@ -15,9 +15,10 @@
  * cell by cell, and by its worst cell over folds and seeds. Weka runs one fold of a 3-fold split
  * per cell (fold 0 is the tuning fold: choose parameters there, report the others) under each of
  * `--seeds` (the seed draws replacement sessions and breaks ties, and at 192 sessions moves the
- * TTFT p99 by up to 2x on its own); Mooncake has no sessions to fold, so its cells are seeds (seed 1
- * for tuning; the trace is fixed and a seed only breaks random ties). Defaults: 300 simulated seconds per run (Weka 60 s warm-up, Mooncake 100 s)
- * on 16 h200-llama3-8b replicas; a CPU tier of 200 GB adds about 1.5 M tokens per replica.
+ * TTFT p99 several times over on its own); Mooncake has no sessions to fold, so its cells are
+ * seeds (seed 1 for tuning; the trace is fixed and a seed only breaks random ties). Defaults: 300
+ * simulated seconds per run (Weka 60 s warm-up, Mooncake 100 s) on 16 h200-llama3-8b replicas; a
+ * CPU tier of 200 GB adds about 1.5 M tokens per replica.
  */
 import { writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
