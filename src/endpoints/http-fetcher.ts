@@ -5,9 +5,7 @@
  */
 import { readFileSync } from "node:fs";
 import { Agent } from "undici";
-
-/** Outcome of one GET: the body on 2xx, otherwise why not (a value, not an exception). */
-export type FetchOutcome = { ok: true; body: string } | { ok: false; status: number; error: string };
+import { type FetchOutcome, getText } from "./text-get.ts";
 
 /** Options of {@link HttpFetcher}. */
 export interface HttpFetcherOptions {
@@ -54,37 +52,13 @@ export class HttpFetcher {
     });
   }
 
-  /**
-   * GETs `path` from `origin` (`http://host:port`); never throws for network or HTTP failures.
-   * The whole request is bounded by one timer and a plain AbortController: per scrape this is
-   * measurably cheaper than `AbortSignal.timeout` and a URL parsed by `request()`.
-   */
-  async getText(origin: string, path: string): Promise<FetchOutcome> {
-    const deadline = new AbortController();
-    const timer = setTimeout(() => deadline.abort(timeoutError()), this.timeoutMs);
-    try {
-      const response = await this.agent.request({ origin, path, method: "GET", signal: deadline.signal });
-      const body = await response.body.text();
-      if (response.statusCode >= 200 && response.statusCode < 300) return { ok: true, body };
-      return { ok: false, status: response.statusCode, error: `HTTP ${response.statusCode}` };
-    } catch (err) {
-      return { ok: false, status: 0, error: err instanceof Error ? describe(err) : String(err) };
-    } finally {
-      clearTimeout(timer);
-    }
+  /** GETs `path` from `origin` (`http://host:port`); never throws for network or HTTP failures. */
+  getText(origin: string, path: string): Promise<FetchOutcome> {
+    return getText(this.agent, origin, path, this.timeoutMs);
   }
 
   /** Closes idle connections and refuses new requests. */
   async close(): Promise<void> {
     await this.agent.close();
   }
-}
-
-function timeoutError(): DOMException {
-  return new DOMException("The operation was aborted due to timeout", "TimeoutError");
-}
-
-function describe(err: Error): string {
-  const code = (err as { code?: unknown }).code;
-  return typeof code === "string" ? `${code}: ${err.message}` : err.message;
 }

@@ -1,13 +1,21 @@
 import assert from "node:assert/strict";
-import { createServer, type Server } from "node:http";
+import { createServer, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { after, before, describe, it } from "node:test";
 import { HttpFetcher } from "../../src/endpoints/http-fetcher.ts";
+
+/** Writes `€ 1` with the euro sign's three bytes split over two writes, flushed apart. */
+function writeSplitEuro(res: ServerResponse): void {
+  const euro = Buffer.from("€ 1");
+  res.write(euro.subarray(0, 1));
+  setTimeout(() => res.end(euro.subarray(1)), 20);
+}
 
 /** `/drip` sends its headers at once, then one byte every 20 ms for 1 s: no single wait is long. */
 function startServer(): Promise<Server> {
   const server = createServer((req, res) => {
     if (req.url === "/page") return res.end("a 1\n");
+    if (req.url === "/chunks") return writeSplitEuro(res);
     if (req.url !== "/drip") return res.writeHead(404).end("no");
     res.writeHead(200, { "content-type": "text/plain" });
     res.flushHeaders();
@@ -43,6 +51,14 @@ describe("HttpFetcher over real HTTP", () => {
       status: 404,
       error: "HTTP 404",
     });
+  });
+
+  it("decodes a body that arrives in several chunks once, and refuses one above the size cap", async () => {
+    assert.deepEqual(await fetcher.getText(origin, "/chunks"), { ok: true, body: "€ 1" });
+    const capped = new HttpFetcher({ maxBodyBytes: 2 });
+    const outcome = await capped.getText(origin, "/chunks");
+    await capped.close();
+    assert.equal(outcome.ok, false);
   });
 
   it("bounds the whole request, not only each wait, and the connection pool still serves after", async () => {
