@@ -2,16 +2,23 @@
  * `npm run bench -- endpoints [--seconds S] [--servers N]`: cost of the endpoint pool.
  * 1. Extraction: µs per page for the llmd sim's real `/metrics` page and a large multi-engine
  *    vLLM page, against a naive split-lines/regex parser as the baseline.
- * 2. Live scraping: N simulators on loopback scraped at llm-d's 50 ms interval; scrapes per
+ * 2. One GET of `/metrics` from an `llmd sim` in its own process: CPU µs of this process per GET
+ *    for the pool's `HttpFetcher` against undici's `request()` with `AbortSignal.timeout` and
+ *    `body.text()` (the straightforward client), in interleaved rounds.
+ * 3. Live scraping: N simulators on loopback scraped at llm-d's 50 ms interval; scrapes per
  *    second and router CPU per scrape (process.cpuUsage, includes the simulators' own work).
  */
 import { readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { Agent, request } from "undici";
 import { emptyMetrics } from "../src/endpoints/endpoint.ts";
+import { HttpFetcher } from "../src/endpoints/http-fetcher.ts";
 import { createExtractorSelector } from "../src/endpoints/metrics-extractor.ts";
 import { EndpointPool } from "../src/endpoints/pool.ts";
 import { parseEndpointList, staticSource } from "../src/endpoints/sources/static-source.ts";
 import { parseSimConfig } from "../src/sim/config.ts";
 import { type SimServer, startSimServer } from "../src/sim/server.ts";
+import { startListener } from "./router/targets.ts";
 
 function flag(name: string, fallback: number): number {
   const i = process.argv.indexOf(`--${name}`);
@@ -88,6 +95,73 @@ async function extractionTable(simPage: string): Promise<void> {
   console.table(rows);
 }
 
+/** Median and best CPU µs per call of each variant over interleaved rounds of `calls` awaited calls. */
+async function cpuPerCall(
+  variants: Record<string, () => Promise<unknown>>,
+  rounds: number,
+  calls: number,
+): Promise<Record<string, { median: number; best: number }>> {
+  const samples: Record<string, number[]> = {};
+  for (const fn of Object.values(variants)) for (let i = 0; i < calls; i++) await fn();
+  for (let round = 0; round < rounds; round++) {
+    for (const [name, fn] of Object.entries(variants)) {
+      const cpu = process.cpuUsage();
+      for (let i = 0; i < calls; i++) await fn();
+      const used = process.cpuUsage(cpu);
+      (samples[name] ??= []).push((used.user + used.system) / calls);
+    }
+  }
+  const result: Record<string, { median: number; best: number }> = {};
+  for (const [name, values] of Object.entries(samples)) {
+    values.sort((a, b) => a - b);
+    result[name] = { median: values[Math.floor(values.length / 2)]!, best: values[0]! };
+  }
+  return result;
+}
+
+async function getTable(): Promise<void> {
+  const cli = fileURLToPath(new URL("../src/cli/main.ts", import.meta.url));
+  const sim = await startListener([
+    cli,
+    "sim",
+    "--model",
+    "bench-model",
+    "--port",
+    "0",
+    "--host",
+    "127.0.0.1",
+  ]);
+  const fetcher = new HttpFetcher();
+  const agent = new Agent({ keepAliveTimeout: 30_000 });
+  try {
+    const measured = await cpuPerCall(
+      {
+        "HttpFetcher (dispatch handler, one buffer)": () => fetcher.getText(sim.url, "/metrics"),
+        "undici request() + body.text()": async () => {
+          const signal = AbortSignal.timeout(1000);
+          const response = await request(`${sim.url}/metrics`, { dispatcher: agent, signal });
+          return response.body.text();
+        },
+      },
+      15,
+      300,
+    );
+    console.log(
+      "\nOne GET /metrics from an llmd sim process (CPU of this process only, 15 interleaved rounds of 300)",
+    );
+    console.table(
+      Object.entries(measured).map(([client, { median, best }]) => ({
+        client,
+        "median µs/GET": median.toFixed(0),
+        "best µs/GET": best.toFixed(0),
+      })),
+    );
+  } finally {
+    await Promise.all([fetcher.close(), agent.close()]);
+    sim.child.kill("SIGINT");
+  }
+}
+
 async function scrapeTable(sims: SimServer[]): Promise<void> {
   const pool = new EndpointPool({
     source: staticSource(parseEndpointList(sims.map((s) => s.url).join(","))),
@@ -121,6 +195,7 @@ const sims = await startSims(SERVERS);
 try {
   const simPage = await (await fetch(`${sims[0]!.url}/metrics`)).text();
   await extractionTable(simPage);
+  await getTable();
   await scrapeTable(sims);
 } finally {
   await Promise.all(sims.map((s) => s.close()));
