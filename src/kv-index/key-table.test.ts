@@ -35,3 +35,37 @@ test("53-bit keys differing only in their high bits are distinct", () => {
   table.delete(5);
   assert.deepEqual([table.get(5), table.get(5 + 2 ** 40), table.size], [-1, 2, 2]);
 });
+
+test("while a doubling drains, lookups, replaces, deletes and values() see every key exactly once", () => {
+  const random = seededRandom(11);
+  const table = new KeyTable();
+  const model = new Map<number, number>();
+  const keys: number[] = [];
+  for (let step = 0; step < 30_000; step++) {
+    const r = random();
+    if (r < 0.6 || keys.length === 0) {
+      const key = Math.floor(random() * 2 ** 53);
+      keys.push(key);
+      table.set(key, step);
+      model.set(key, step);
+    } else {
+      const key = keys[Math.floor(random() * keys.length)]!;
+      if (r < 0.8) {
+        table.set(key, step);
+        model.set(key, step);
+      } else {
+        table.delete(key);
+        model.delete(key);
+      }
+    }
+    const probe = keys[Math.floor(random() * keys.length)]!;
+    assert.equal(table.get(probe), model.get(probe) ?? -1);
+    assert.equal(table.size, model.size);
+    if (step % 2999 === 0)
+      assert.deepEqual(
+        table.values().sort((a, b) => a - b),
+        [...model.values()].sort((a, b) => a - b),
+      );
+  }
+  for (const [k, v] of model) assert.equal(table.get(k), v);
+});
