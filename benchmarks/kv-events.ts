@@ -17,12 +17,15 @@
  *    for every block). "First sight" decides each held prompt once (the first decision over its
  *    tokens: its keys come from what the index derived from the events); in the others each is
  *    decided again and again, as a conversation's next turn shares the blocks of the last.
+ *    Also the longest single insert while a `KeyTable` grows to 4M keys (its doublings are drained
+ *    by later writes, so none pauses the event loop for the whole table).
  * 3. `runTokenizeTurn` from benchmarks/tokenize-turn.ts (a real tokenizer on a 200K-token chat turn).
  */
 import { Encoder } from "@msgpack/msgpack";
 import { loadConfig } from "../src/config/index.ts";
 import { decodeBatch } from "../src/kv-events/decode.ts";
 import { type IndexKvEvent, PreciseIndex } from "../src/kv-index/index.ts";
+import { KeyTable } from "../src/kv-index/key-table.ts";
 import { makeContext, makeEndpoint } from "../src/scheduler/framework/testing.ts";
 import type { SchedulingResult } from "../src/scheduler/framework/types.ts";
 import type { PrecisePrefixCacheProducer } from "../src/scheduler/plugins/precise-prefix-cache-producer/index.ts";
@@ -285,8 +288,28 @@ async function scheduling(): Promise<Record<string, string | number>[]> {
   return rows;
 }
 
+/** The longest single `set` while a KeyTable grows to `keys` random keys (its doublings included). */
+function keyTableGrowth(keys: number): Record<string, string | number> {
+  const table = new KeyTable();
+  let longest = 0;
+  const start = performance.now();
+  for (let i = 0; i < keys; i++) {
+    const key = Math.floor(Math.random() * 2 ** 53);
+    const before = performance.now();
+    table.set(key, i);
+    longest = Math.max(longest, performance.now() - before);
+  }
+  return {
+    keys,
+    "longest set, ms": +longest.toFixed(1),
+    "ns / set": Math.round(((performance.now() - start) * 1e6) / keys),
+  };
+}
+
 console.log(`Precise index ingest (${BLOCKS} blocks over ${ENDPOINTS} pods, one core)`);
 console.table(ingest());
+console.log("\nKeyTable growth (wall clock; the index's lookups, doubling as they fill)");
+console.table([keyTableGrowth(smoke ? 200_000 : 4_000_000)]);
 console.log(`\nScheduling decision, examples/configs/precise.yaml, ${ENDPOINTS} endpoints`);
 console.table(await scheduling());
 if (!process.argv.includes("--no-tokenize-turn")) {
