@@ -14,6 +14,7 @@
 import { join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
+import { tokenStream } from "./kv-events/token-stream.ts";
 
 const { values } = parseArgs({
   options: {
@@ -48,16 +49,6 @@ async function side(name: string, root: string) {
   }[];
   const scheduler = config.scheduler as Scheduler;
   return { name, producer, endpoints, scheduler, makeContext: makeContext as (r: unknown) => unknown };
-}
-
-function tokenStream(seed: number, n: number): Uint32Array {
-  const out = new Uint32Array(n);
-  let x = seed * 2654435761 + 1;
-  for (let i = 0; i < n; i++) {
-    x = (Math.imul(x ^ (x >>> 15), 0x2c1b3c6d) + 0x6d2b79f5) >>> 0;
-    out[i] = x % 128_000;
-  }
-  return out;
 }
 
 function cpuMs(fn: () => void): number {

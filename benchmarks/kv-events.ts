@@ -31,6 +31,7 @@ import type { SchedulingResult } from "../src/scheduler/framework/types.ts";
 import type { PrecisePrefixCacheProducer } from "../src/scheduler/plugins/precise-prefix-cache-producer/index.ts";
 import { defaultTokenizer } from "../src/tokenizer/tokenizer.ts";
 import { runTokenizeTurn, tokenizeTurnTable } from "./tokenize-turn.ts";
+import { tokenStream } from "./kv-events/token-stream.ts";
 
 const smoke = process.argv.includes("--smoke");
 const option = (name: string, fallback: number) => {
@@ -44,17 +45,6 @@ const MODEL = "meta-llama/Llama-3.1-8B-Instruct";
 const BUDGET = 256 * 1024 ** 2;
 /** Tokens each endpoint holds in the scheduling benchmark (an 8B model's KV on one H200 is ~0.5M). */
 const HELD_TOKENS = 262_144;
-
-/** Pseudo-random token ids (deterministic). */
-function tokenStream(seed: number, n: number): Uint32Array {
-  const out = new Uint32Array(n);
-  let x = seed * 2654435761 + 1;
-  for (let i = 0; i < n; i++) {
-    x = (Math.imul(x ^ (x >>> 15), 0x2c1b3c6d) + 0x6d2b79f5) >>> 0;
-    out[i] = x % 128_000;
-  }
-  return out;
-}
 
 interface Batch {
   pod: string;
