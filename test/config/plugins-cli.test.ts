@@ -55,4 +55,7 @@ test("table output names every plugin and the experimental flag", async () => {
   for (const type of ["queue-scorer", "single-profile-handler", "weighted-random-picker", "decode-filter"])
     assert.match(out, new RegExp(`^${type} `, "m"));
   assert.match(out, /--allow-experimental-plugins/);
+  // A default behind a transform (a port as number or numeric string) still shows as the default.
+  assert.match(out, /^dcgm-data-source .* port=9400 /m);
+  assert.match(out, /^metrics-data-source .* port:number,string /m);
 });

@@ -16,6 +16,7 @@ interface JsonSchemaProperty {
   type?: string | string[];
   default?: unknown;
   enum?: unknown[];
+  anyOf?: JsonSchemaProperty[];
 }
 
 /** What `llmd plugins --json` prints for one plugin. */
@@ -26,6 +27,8 @@ interface PluginInfo {
   description: string;
   aliases: readonly string[];
   parameters: Record<string, unknown>;
+  /** The parameters an empty `parameters:` block gets (omitted when some are required). */
+  defaults?: Record<string, unknown>;
 }
 
 const SUFFIX_KINDS: Readonly<Record<string, string>> = {
@@ -63,6 +66,7 @@ function kindsOf(definition: AnyPluginDefinition): string[] {
 }
 
 function infoOf(definition: AnyPluginDefinition): PluginInfo {
+  const parsed = definition.parameters.safeParse({});
   return {
     type: definition.type,
     stability: definition.stability,
@@ -73,22 +77,37 @@ function infoOf(definition: AnyPluginDefinition): PluginInfo {
       string,
       unknown
     >,
+    defaults: parsed.success ? (parsed.data as Record<string, unknown>) : undefined,
   };
 }
 
-/** `name=default` (or `name:type`) for each top-level parameter. */
-function summariseParameters(schema: Record<string, unknown>): string {
+/**
+ * `name=default` (or `name:type`) for each top-level parameter. `defaults` is the definition's
+ * parse of `{}`: a default behind a transform (a port given as number or string) is missing from
+ * the JSON Schema but not from the parse.
+ */
+function summariseParameters(schema: Record<string, unknown>, defaults: Record<string, unknown>): string {
   const properties = (schema.properties ?? {}) as Record<string, JsonSchemaProperty>;
-  const parts = Object.entries(properties).map(([name, p]) =>
-    p.default !== undefined
-      ? `${name}=${JSON.stringify(p.default)}`
-      : `${name}:${p.enum ? p.enum.join("|") : (p.type ?? "object")}`,
-  );
+  const parts = Object.entries(properties).map(([name, p]) => {
+    const value = p.default ?? defaults[name];
+    return value !== undefined ? `${name}=${JSON.stringify(value)}` : `${name}:${typeOf(p)}`;
+  });
   return parts.length > 0 ? parts.join(" ") : "—";
 }
 
+function typeOf(p: JsonSchemaProperty): string {
+  if (p.enum) return p.enum.join("|");
+  if (p.anyOf) return p.anyOf.map(typeOf).join(",");
+  return String(p.type ?? "object");
+}
+
 function printTable(infos: PluginInfo[]): void {
-  const rows = infos.map((i) => [i.type, i.stability, i.kinds.join(","), summariseParameters(i.parameters)]);
+  const rows = infos.map((i) => [
+    i.type,
+    i.stability,
+    i.kinds.join(","),
+    summariseParameters(i.parameters, i.defaults ?? {}),
+  ]);
   const header = ["TYPE", "STABILITY", "KINDS", "PARAMETERS (default)"];
   const widths = header.slice(0, 3).map((h, c) => Math.max(h.length, ...rows.map((r) => r[c]!.length)));
   for (const row of [header, ...rows]) {
