@@ -1,13 +1,9 @@
-import { once } from "node:events";
 import { createServer } from "node:net";
 
 /** A TCP port nobody listens on right now on `host` (the OS's pick; another process may take it next). */
 export async function freePort(host = "127.0.0.1"): Promise<number> {
-  const server = createServer();
-  server.listen(0, host);
-  await once(server, "listening");
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
+  const port = await bindAndClose(0, host);
+  if (port === null) throw new Error(`no free port on ${host}`);
   return port;
 }
 
@@ -20,15 +16,19 @@ export async function freePortRange(n: number, host = "0.0.0.0"): Promise<number
   for (;;) {
     const base = 20_000 + Math.floor(Math.random() * 40_000);
     let free = true;
-    for (let port = base; port < base + n && free; port++) free = await isFree(port, host);
+    for (let port = base; port < base + n && free; port++) free = (await bindAndClose(port, host)) !== null;
     if (free) return base;
   }
 }
 
-function isFree(port: number, host: string): Promise<boolean> {
+/** Binds `port` on `host` (0: the OS picks) and closes it again: the port bound, or null when it was taken. */
+function bindAndClose(port: number, host: string): Promise<number | null> {
   const server = createServer();
   return new Promise((resolve) => {
-    server.once("error", () => resolve(false));
-    server.listen(port, host, () => server.close(() => resolve(true)));
+    server.once("error", () => resolve(null));
+    server.listen(port, host, () => {
+      const bound = (server.address() as { port: number }).port;
+      server.close(() => resolve(bound));
+    });
   });
 }
