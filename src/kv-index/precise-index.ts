@@ -235,6 +235,17 @@ export class PreciseIndex {
     return derivation;
   }
 
+  /**
+   * Advances `chain` (folded: `parent`) over the block at `from`, as `nextKey`, and returns the
+   * slot of the key it reaches (created if absent), remembering how it was derived.
+   */
+  private heldKeySlot(chain: Key64, parent: number, tokens: ArrayLike<number>, from: number): number {
+    const derivation = this.nextKey(chain, parent, tokens, from);
+    const slot = this.slotFor(foldKey(chain.hi, chain.lo));
+    this.noteDerivation(slot, chain, parent, derivation);
+    return slot;
+  }
+
   /** Records how the key of `slot` (`chain`) was derived, so `nextKey` finds it again. */
   private noteDerivation(slot: number, chain: Key64, parent: number, derivation: number): void {
     if (this.slots.derivation[slot] !== NONE) return;
@@ -335,10 +346,8 @@ export class PreciseIndex {
     while (budget > 0 && this.speculations.length > 0) {
       const s = this.speculations[0]!;
       for (; s.next < s.blocks && budget > 0 && s.until > nowMs; s.next++, budget--) {
-        const derivation = this.nextKey(s.chain, s.parent, s.tokens, s.next * size);
-        const slot = this.slotFor(foldKey(s.chain.hi, s.chain.lo));
-        this.noteDerivation(slot, s.chain, s.parent, derivation);
-        s.parent = foldKey(s.chain.hi, s.chain.lo);
+        const slot = this.heldKeySlot(s.chain, s.parent, s.tokens, s.next * size);
+        s.parent = this.slots.key[slot]!;
         this.markSpeculative(this.holderIn(slot, s.podId), s.until);
       }
       if (s.next === s.blocks || s.until <= nowMs) this.speculations.shift();
@@ -492,10 +501,7 @@ export class PreciseIndex {
     const block = blocks.alloc(pod.id, key, tier);
     const full = Math.floor(length / size);
     for (let j = 0; j < full; j++) {
-      const parent = foldKey(chain.hi, chain.lo);
-      const derivation = this.nextKey(chain, parent, tokens, start + j * size);
-      const slot = this.slotFor(foldKey(chain.hi, chain.lo));
-      this.noteDerivation(slot, chain, parent, derivation);
+      const slot = this.heldKeySlot(chain, foldKey(chain.hi, chain.lo), tokens, start + j * size);
       const holder = this.holderIn(slot, pod.id);
       this.confirm(holder, tier);
       blocks.firstEdge[block] = this.edges.alloc(
