@@ -177,10 +177,10 @@ export class LearningApproxPrefixCacheProducer extends ApproxPrefixCacheProducer
     cause: TerminationCause,
     usage: ResponseUsage | undefined,
   ): void {
+    if (cause !== "natural" || !usage || usage.promptTokens <= 0) return;
     const match = readPrefixMatch(ctx.state, this.stateKey);
     const info = match?.byEndpoint.get(endpoint.metadata.key);
-    if (cause !== "natural" || !usage || usage.promptTokens <= 0 || !match || !info) return;
-    if (match.promptTokens <= 0) return;
+    if (!match || !info || match.promptTokens <= 0) return;
     const moved = this.feedback.observe(endpoint.metadata.key, {
       predicted: Math.min(1, (info.matchBlocks * info.blockSizeTokens) / match.promptTokens),
       observed: usage.cachedTokens / usage.promptTokens,
