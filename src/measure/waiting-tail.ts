@@ -11,24 +11,34 @@ export interface WaitingTail {
   unfinished: number;
 }
 
-/**
- * TTFT p99 (ms, nearest rank) over the requests that arrived in [fromMs, toMs) and did not fail
- * or get rejected; a request with no first token counts as waiting until `cutMs` (a lower bound
- * on its TTFT).
- */
+/** Records of requests that arrived in [fromMs, toMs) and neither failed nor were rejected. */
+export function measuredRecords(
+  records: readonly RequestRecord[],
+  fromMs: number,
+  toMs: number,
+): RequestRecord[] {
+  return records.filter((r) => r.arrivalMs >= fromMs && r.arrivalMs < toMs && r.error === undefined);
+}
+
+/** Arrival to first token; a request with no first token counts as waiting until `cutMs` (a lower bound). */
+export function waitedMs(r: RequestRecord, cutMs: number): number {
+  return (Number.isFinite(r.firstTokenMs) ? r.firstTokenMs : cutMs) - r.arrivalMs;
+}
+
+/** TTFT p99 (ms, nearest rank) of the {@link measuredRecords}, each as {@link waitedMs}. */
 export function waitingTail(
   records: readonly RequestRecord[],
   fromMs: number,
   toMs: number,
   cutMs: number,
 ): WaitingTail {
-  const waits: number[] = [];
-  let unfinished = 0;
-  for (const r of records) {
-    if (r.arrivalMs < fromMs || r.arrivalMs >= toMs || r.error !== undefined) continue;
-    const started = Number.isFinite(r.firstTokenMs);
-    if (!started) unfinished++;
-    waits.push((started ? r.firstTokenMs : cutMs) - r.arrivalMs);
-  }
-  return { p99Ms: percentile(waits, 99), unfinished };
+  const measured = measuredRecords(records, fromMs, toMs);
+  const unfinished = measured.filter((r) => !Number.isFinite(r.firstTokenMs)).length;
+  return {
+    p99Ms: percentile(
+      measured.map((r) => waitedMs(r, cutMs)),
+      99,
+    ),
+    unfinished,
+  };
 }

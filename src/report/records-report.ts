@@ -6,6 +6,7 @@
  * records).
  */
 import type { RequestRecord } from "../measure/records.ts";
+import { measuredRecords, waitedMs } from "../measure/waiting-tail.ts";
 
 /** One of the slowest requests and what it waited for. */
 export interface SlowRequest {
@@ -22,11 +23,6 @@ export interface SlowRequest {
 
 const started = (ms: number) => Number.isFinite(ms);
 
-/** Records of requests that arrived in [fromMs, toMs) and neither failed nor were rejected. */
-function measured(records: readonly RequestRecord[], fromMs: number, toMs: number): RequestRecord[] {
-  return records.filter((r) => r.arrivalMs >= fromMs && r.arrivalMs < toMs && r.error === undefined);
-}
-
 /** The `count` slowest measured requests by TTFT (unfinished ones wait until `cutMs`), slowest first. */
 export function slowestRequests(
   records: readonly RequestRecord[],
@@ -35,8 +31,8 @@ export function slowestRequests(
   cutMs: number,
   count: number,
 ): SlowRequest[] {
-  const ttft = (r: RequestRecord) => (started(r.firstTokenMs) ? r.firstTokenMs : cutMs) - r.arrivalMs;
-  return measured(records, fromMs, toMs)
+  const ttft = (r: RequestRecord) => waitedMs(r, cutMs);
+  return measuredRecords(records, fromMs, toMs)
     .sort((a, b) => ttft(b) - ttft(a))
     .slice(0, count)
     .map((record) => ({
@@ -71,7 +67,7 @@ export function replicaOutcomes(
   toMs: number,
   sessionOf: (id: string) => string,
 ): ReplicaOutcome[] {
-  const unfinished = new Set(measured(records, fromMs, toMs).filter((r) => !started(r.firstTokenMs)));
+  const unfinished = new Set(measuredRecords(records, fromMs, toMs).filter((r) => !started(r.firstTokenMs)));
   const byEndpoint = new Map<number, ReplicaOutcome & { ids: Set<string> }>();
   for (const r of records) {
     if (r.endpoint < 0) continue;
