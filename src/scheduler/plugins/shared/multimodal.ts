@@ -17,21 +17,21 @@ export interface MultimodalItem {
 
 type Part = Record<string, unknown>;
 
-function contentParts(body: Readonly<Record<string, unknown>>): Part[] {
+/** The object parts of the chat messages' content arrays, in order (none for string contents). */
+function* contentParts(body: Readonly<Record<string, unknown>>): Generator<Part> {
   const messages = body.messages;
-  if (!Array.isArray(messages)) return [];
-  const parts: Part[] = [];
+  if (!Array.isArray(messages)) return;
   for (const message of messages) {
     const content = (message as { content?: unknown } | null)?.content;
     if (!Array.isArray(content)) continue;
-    for (const part of content) if (part !== null && typeof part === "object") parts.push(part as Part);
+    for (const part of content) if (part !== null && typeof part === "object") yield part as Part;
   }
-  return parts;
 }
 
-/** True when any chat message's content array holds a multimodal part. */
+/** True when any chat message's content array holds a multimodal part (stops at the first). */
 export function isMultimodal(body: Readonly<Record<string, unknown>>): boolean {
-  return contentParts(body).some((part) => MULTIMODAL_PART_TYPES.has(part.type as string));
+  for (const part of contentParts(body)) if (MULTIMODAL_PART_TYPES.has(part.type as string)) return true;
+  return false;
 }
 
 /** `{url}` or a bare string, as clients send `image_url` and `video_url`. */
