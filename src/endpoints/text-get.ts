@@ -17,8 +17,7 @@ export function getText(
   timeoutMs: number,
 ): Promise<FetchOutcome> {
   return new Promise((resolve) => {
-    const handler = new TextGet(resolve);
-    handler.timer = setTimeout(() => handler.expire(), timeoutMs);
+    const handler = new TextGet(resolve, timeoutMs);
     try {
       dispatcher.dispatch({ origin, path, method: "GET" }, handler);
     } catch (err) {
@@ -28,16 +27,21 @@ export function getText(
 }
 
 class TextGet implements Dispatcher.DispatchHandler {
-  timer: NodeJS.Timeout | undefined;
+  private readonly timer: NodeJS.Timeout;
   private controller: Dispatcher.DispatchController | undefined;
   private expired = false;
   private status = 0;
   private readonly chunks: Buffer[] = [];
 
-  constructor(private readonly settle: (outcome: FetchOutcome) => void) {}
+  constructor(
+    private readonly settle: (outcome: FetchOutcome) => void,
+    timeoutMs: number,
+  ) {
+    this.timer = setTimeout(() => this.expire(), timeoutMs);
+  }
 
   /** The deadline passed: aborts now, or as soon as the request has a connection. */
-  expire(): void {
+  private expire(): void {
     this.expired = true;
     this.controller?.abort(timeoutError());
   }
