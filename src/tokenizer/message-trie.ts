@@ -88,7 +88,7 @@ export class MessageTrie {
   }
 
   /** Marks `path`'s held nodes the most recently used. */
-  touch(path: readonly MessageNode[]): void {
+  private touch(path: readonly MessageNode[]): void {
     for (let i = path.length - 1; i >= 0; i--) {
       const n = path[i]!;
       if (!n.held) continue;
