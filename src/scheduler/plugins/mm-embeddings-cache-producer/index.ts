@@ -12,7 +12,6 @@ import {
   attributeKey,
   ENCODER_CACHE_MATCH_INFO,
   type EncoderCacheMatchInfo,
-  TOKENIZED_PROMPT,
 } from "../../framework/data-keys.ts";
 import type { HostedPlugin, PluginMetric } from "../../framework/hosted.ts";
 import type {
@@ -147,6 +146,5 @@ export const definition: PluginDefinition<MmEmbeddingsCacheParams> = {
   description: "Encoder-cache affinity: per-endpoint matched image/video/audio items (EncoderCacheMatchInfo)",
   parameters,
   produces: [ENCODER_CACHE_MATCH_INFO],
-  uses: [TOKENIZED_PROMPT],
   create: (params, env) => new MmEmbeddingsCacheProducer(env.name, params),
 };
