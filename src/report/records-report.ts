@@ -104,7 +104,7 @@ export function footprintTimeline(
   idleMs: number,
   sessionOf: (id: string) => string,
 ): number[][] {
-  const replicas = Math.max(-1, ...records.map((r) => r.endpoint)) + 1;
+  const replicas = records.reduce((most, r) => Math.max(most, r.endpoint), -1) + 1;
   return atMs.map((t) => {
     const largest = new Map<string, { endpoint: number; tokens: number }>();
     for (const r of records) {
