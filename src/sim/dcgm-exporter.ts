@@ -31,20 +31,6 @@ interface GpuSample {
   powerWatts: number;
 }
 
-function sample(driver: EngineDriver, options: ResolvedEngineOptions): GpuSample {
-  const util = driver.busy.fraction(driver.now());
-  const m = options.profile.model;
-  const totalMiB = Math.floor((options.gpuMemoryGb * 1e9) / MIB);
-  const usedBytes = m.layers * m.layer_weight_bytes + options.numGpuBlocks * options.blockBytes;
-  const fbUsedMiB = Math.min(totalMiB, Math.round((usedBytes + RUNTIME_OVERHEAD_BYTES) / MIB));
-  return {
-    utilPercent: Math.round(util * 100),
-    fbUsedMiB,
-    fbFreeMiB: totalMiB - fbUsedMiB,
-    powerWatts: Math.round((IDLE_WATTS + util * (MAX_WATTS - IDLE_WATTS)) * 100) / 100,
-  };
-}
-
 const FAMILIES: [keyof GpuSample, string, string][] = [
   ["utilPercent", "DCGM_FI_DEV_GPU_UTIL", "GPU utilization (in %)."],
   ["fbUsedMiB", "DCGM_FI_DEV_FB_USED", "Framebuffer memory used (in MiB)."],
@@ -52,19 +38,37 @@ const FAMILIES: [keyof GpuSample, string, string][] = [
   ["powerWatts", "DCGM_FI_DEV_POWER_USAGE", "Power draw (in W)."],
 ];
 
-/** The exporter's page: every family, one gauge sample per GPU of the tensor-parallel group. */
-export function dcgmPage(driver: EngineDriver, options: ResolvedEngineOptions, hostname: string): string {
-  const values = sample(driver, options);
-  const gpus = Array.from({ length: options.profile.model.tp }, (_, gpu) => {
-    const uuid = `GPU-${hostname.replace(/[^0-9a-z]/gi, "")}-${gpu}`;
-    return `gpu="${gpu}",UUID="${uuid}",device="nvidia${gpu}",modelName="${options.profile.gpu.device}",Hostname="${hostname}"`;
-  });
-  const lines: string[] = [];
-  for (const [field, name, help] of FAMILIES) {
-    lines.push(`# HELP ${name} ${help}`, `# TYPE ${name} gauge`);
-    for (const labels of gpus) lines.push(`${name}{${labels}} ${values[field]}`);
-  }
-  return `${lines.join("\n")}\n`;
+/**
+ * The exporter's page as a function of the engine's state: every family, one gauge sample per GPU
+ * of the tensor-parallel group. The labels and the framebuffer (preallocated, so constant) are
+ * worked out once; a scrape reads only the busy share.
+ */
+function dcgmPage(driver: EngineDriver, options: ResolvedEngineOptions, hostname: string): () => string {
+  const m = options.profile.model;
+  const totalMiB = Math.floor((options.gpuMemoryGb * 1e9) / MIB);
+  const usedBytes = m.layers * m.layer_weight_bytes + options.numGpuBlocks * options.blockBytes;
+  const fbUsedMiB = Math.min(totalMiB, Math.round((usedBytes + RUNTIME_OVERHEAD_BYTES) / MIB));
+  const uuidHost = hostname.replace(/[^0-9a-z]/gi, "");
+  const gpus = Array.from(
+    { length: m.tp },
+    (_, gpu) =>
+      `gpu="${gpu}",UUID="GPU-${uuidHost}-${gpu}",device="nvidia${gpu}",modelName="${options.profile.gpu.device}",Hostname="${hostname}"`,
+  );
+  return () => {
+    const util = driver.busy.fraction(driver.now());
+    const values: GpuSample = {
+      utilPercent: Math.round(util * 100),
+      fbUsedMiB,
+      fbFreeMiB: totalMiB - fbUsedMiB,
+      powerWatts: Math.round((IDLE_WATTS + util * (MAX_WATTS - IDLE_WATTS)) * 100) / 100,
+    };
+    const lines: string[] = [];
+    for (const [field, name, help] of FAMILIES) {
+      lines.push(`# HELP ${name} ${help}`, `# TYPE ${name} gauge`);
+      for (const labels of gpus) lines.push(`${name}{${labels}} ${values[field]}`);
+    }
+    return `${lines.join("\n")}\n`;
+  };
 }
 
 /** Serves `GET /metrics` with {@link dcgmPage} on `host:port` (port 0 = any free port). */
@@ -74,15 +78,13 @@ export async function startDcgmExporter(
   host: string,
   port: number,
 ): Promise<DcgmExporter> {
-  const hostname = `${host}-sim`;
+  const page = dcgmPage(driver, options, `${host}-sim`);
   const server: Server = createServer((req, res) => {
     if (req.method !== "GET" || req.url?.split("?")[0] !== "/metrics") {
       res.writeHead(404, { "content-type": "text/plain" }).end("not found\n");
       return;
     }
-    res
-      .writeHead(200, { "content-type": "text/plain; version=0.0.4" })
-      .end(dcgmPage(driver, options, hostname));
+    res.writeHead(200, { "content-type": "text/plain; version=0.0.4" }).end(page());
   });
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
