@@ -156,7 +156,6 @@ async function replay(endpoint: string, start: bigint): Promise<Received[]> {
 
 type Wire = unknown[] | Record<string, unknown>;
 
-/** An event as `{type, …named fields}` whichever encoding it came in. */
 /** vLLM's BlockStored field order, spelled out here so a wrong order in the publisher fails. */
 const STORED_KEYS = [
   "block_hashes",
@@ -172,6 +171,7 @@ const STORED_KEYS = [
   "kv_cache_spec_sliding_window",
 ];
 
+/** An event as `{type, …named fields}` whichever encoding it came in. */
 function named(e: Wire): Record<string, unknown> {
   if (!Array.isArray(e)) return e;
   const [type, ...f] = e as [string, ...unknown[]];
