@@ -18,6 +18,26 @@ export function exampleConfig(name: string): { path: string } {
   return { path: fileURLToPath(new URL(`../../examples/configs/${name}.yaml`, import.meta.url)) };
 }
 
+/**
+ * A config routing on the approximate prefix index alone: `producers` (YAML plugin entries, one
+ * per line, the approx producer among them), then `prefix-cache-scorer` and `max-score-picker` in
+ * one profile.
+ */
+export function prefixCacheConfig(producers: string): string {
+  return `apiVersion: llm-d.ai/v1
+kind: EndpointPickerConfig
+plugins:
+${producers}
+- type: prefix-cache-scorer
+- type: max-score-picker
+schedulingProfiles:
+- name: default
+  plugins:
+  - pluginRef: prefix-cache-scorer
+  - pluginRef: max-score-picker
+`;
+}
+
 /** Starts `n` simulators with fast fixed latencies (overrides use `llmd sim` flag names). */
 export async function startSims(n: number, overrides: Record<string, unknown> = {}): Promise<SimServer[]> {
   const parsed = parseSimConfig({

@@ -15,27 +15,11 @@ import type { Router } from "../../src/gateway/router.ts";
 import type { LearningApproxPrefixCacheProducer } from "../../src/scheduler/plugins/approx-prefix-cache-producer/index.ts";
 import type { SimServer } from "../../src/sim/server.ts";
 import { promptOfTokens } from "../sim/helpers.ts";
-import { eventually, MODEL, routerFor, startSims } from "./harness.ts";
+import { eventually, MODEL, prefixCacheConfig, routerFor, startSims } from "./harness.ts";
 
 const ENGINE_BLOCK = 16;
 const GPU_BLOCKS = 16; // 256 tokens: one prompt below fits, four do not
 const PROMPT_TOKENS = 160; // two full index blocks of 64 tokens
-
-function config(producerParameters: string): string {
-  return `apiVersion: llm-d.ai/v1
-kind: EndpointPickerConfig
-plugins:
-- type: approx-prefix-cache-producer
-  parameters: ${producerParameters}
-- type: prefix-cache-scorer
-- type: max-score-picker
-schedulingProfiles:
-- name: default
-  plugins:
-  - pluginRef: prefix-cache-scorer
-  - pluginRef: max-score-picker
-`;
-}
 
 interface Stack {
   sim: SimServer;
@@ -51,7 +35,10 @@ async function stack(simFlags: Record<string, unknown>, producerParameters: stri
     tokenizer: "char4",
     ...simFlags,
   })) as [SimServer];
-  const router = await routerFor([sim.url], config(producerParameters));
+  const router = await routerFor(
+    [sim.url],
+    prefixCacheConfig(`- type: approx-prefix-cache-producer\n  parameters: ${producerParameters}`),
+  );
   const producer = router.config.plugins.get(
     "approx-prefix-cache-producer",
   ) as LearningApproxPrefixCacheProducer;

@@ -9,22 +9,19 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
 import OpenAI from "openai";
-import { MODEL, type RouterProcess, type SimProcess, spawnRouter, spawnSim, stopChild } from "./harness.ts";
+import {
+  MODEL,
+  prefixCacheConfig,
+  type RouterProcess,
+  type SimProcess,
+  spawnRouter,
+  spawnSim,
+  stopChild,
+} from "./harness.ts";
 
-const CONFIG = `apiVersion: llm-d.ai/v1
-kind: EndpointPickerConfig
-plugins:
-- type: token-producer
+const CONFIG = prefixCacheConfig(`- type: token-producer
   parameters: {tokenizer: llama3.1}
-- type: approx-prefix-cache-producer
-- type: prefix-cache-scorer
-- type: max-score-picker
-schedulingProfiles:
-- name: default
-  plugins:
-  - pluginRef: prefix-cache-scorer
-  - pluginRef: max-score-picker
-`;
+- type: approx-prefix-cache-producer`);
 
 const IGNORE_EOS = { ignore_eos: true } as Record<string, unknown>;
 
