@@ -117,50 +117,29 @@ function applyAll(index: PreciseIndex, batches: readonly Batch[]): void {
   for (const b of batches) index.apply(b.events, b.pod, MODEL, 0);
 }
 
+/** The ingest row of applying `batches` (of `BLOCKS` blocks) to `index`, timed. */
+function appliedRow(name: string, index: PreciseIndex, batches: readonly Batch[]) {
+  return ingestRow(
+    name,
+    BLOCKS,
+    batches.length,
+    cpuMicros(() => applyAll(index, batches)),
+    index,
+  );
+}
+
 function ingest(): Record<string, string | number>[] {
   const rows = [];
   const prefill = storedBatches(BLOCKS, 32);
+  // One index at a time: each is dropped (reassigned) before the next row's run.
   let index = newIndex(16);
-  rows.push(
-    ingestRow(
-      "prefill: 32 blocks per BlockStored",
-      BLOCKS,
-      prefill.length,
-      cpuMicros(() => applyAll(index, prefill)),
-      index,
-    ),
-  );
-  const removals = removalBatches(prefill);
-  rows.push(
-    ingestRow(
-      "BlockRemoved, 32 blocks per event",
-      BLOCKS,
-      removals.length,
-      cpuMicros(() => applyAll(index, removals)),
-      index,
-    ),
-  );
+  rows.push(appliedRow("prefill: 32 blocks per BlockStored", index, prefill));
+  rows.push(appliedRow("BlockRemoved, 32 blocks per event", index, removalBatches(prefill)));
   const decode = storedBatches(BLOCKS, 1);
   index = newIndex(16);
-  rows.push(
-    ingestRow(
-      "decode: 1 block per BlockStored",
-      BLOCKS,
-      decode.length,
-      cpuMicros(() => applyAll(index, decode)),
-      index,
-    ),
-  );
+  rows.push(appliedRow("decode: 1 block per BlockStored", index, decode));
   index = newIndex(64);
-  rows.push(
-    ingestRow(
-      "engine 16-token blocks → 64-token request blocks",
-      BLOCKS,
-      decode.length,
-      cpuMicros(() => applyAll(index, decode)),
-      index,
-    ),
-  );
+  rows.push(appliedRow("engine 16-token blocks → 64-token request blocks", index, decode));
   // The subscriber's path: the publisher's positional msgpack payload, decoded, then applied.
   const encoder = new Encoder({ useBigInt64: true });
   const payloads = prefill.map((b) => {
