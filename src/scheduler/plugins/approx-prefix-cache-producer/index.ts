@@ -7,12 +7,9 @@
 import { z } from "zod";
 import type { Endpoint } from "../../../endpoints/endpoint.ts";
 import {
-  hashPrefixBlocks,
-  hashTextBlocks,
   type PrefixCacheMatchInfo,
   type PrefixMatchResult,
   PrefixIndex,
-  prefixSeed,
   readPrefixMatch,
 } from "../../../kv-index/index.ts";
 import type { Tokenizer } from "../../../tokenizer/tokenizer.ts";
@@ -29,7 +26,7 @@ import type {
 import type { PluginDefinition } from "../../../plugin/types.ts";
 import { chosenEndpoints } from "../shared/chosen-endpoints.ts";
 import { CachedTokensFeedback } from "./cached-tokens-feedback.ts";
-import { promptPieces } from "../shared/prompt-pieces.ts";
+import { promptBlockHashes, promptTokenCount } from "../shared/prompt-pieces.ts";
 
 /** llm-d floors the block size at 64 tokens at runtime, whatever is configured or scraped. */
 export const MIN_BLOCK_SIZE_TOKENS = 64;
@@ -78,16 +75,10 @@ export class ApproxPrefixCacheProducer implements DataProducer, PreRequest {
     const request = ctx.request;
     const blockSizeTokens = this.blockSizeFor(endpoints);
     if (this.params.autoTune) this.tuneCapacities(endpoints, blockSizeTokens);
-    const salt = typeof request.body.cache_salt === "string" ? request.body.cache_salt : "";
-    const seed = prefixSeed(request.model, salt);
-    const maxBlocks = this.maxBlocks(blockSizeTokens);
-    const tokens = request.tokens;
-    const hashes = tokens
-      ? hashPrefixBlocks(tokens, blockSizeTokens, maxBlocks, seed)
-      : hashTextBlocks(promptPieces(request), blockSizeTokens, maxBlocks, seed);
+    const hashes = promptBlockHashes(request, blockSizeTokens, this.maxBlocks(blockSizeTokens));
     const result: PrefixMatchResult = {
       blockSizeTokens,
-      promptTokens: tokens ? tokens.length : this.tokenizer.count(request.promptText),
+      promptTokens: promptTokenCount(request, this.tokenizer),
       hashes,
       byEndpoint: this.matchAll(hashes, blockSizeTokens, endpoints),
     };

@@ -8,17 +8,12 @@
  */
 import { z } from "zod";
 import type { Endpoint } from "../../../endpoints/endpoint.ts";
-import {
-  hashPrefixBlocks,
-  hashTextBlocks,
-  type PrefixMatchResult,
-  prefixSeed,
-} from "../../../kv-index/index.ts";
+import type { PrefixMatchResult } from "../../../kv-index/index.ts";
 import type { PluginDefinition } from "../../../plugin/types.ts";
 import type { Tokenizer } from "../../../tokenizer/tokenizer.ts";
 import { attributeKey, PREFIX_CACHE_MATCH_INFO, TOKENIZED_PROMPT } from "../../framework/data-keys.ts";
 import type { DataProducer, SchedulingContext } from "../../framework/types.ts";
-import { promptPieces } from "../shared/prompt-pieces.ts";
+import { promptBlockHashes, promptTokenCount } from "../shared/prompt-pieces.ts";
 import { assignBurst, type BurstEntry, UNLIMITED } from "./assign.ts";
 
 /** Leading blocks that form a prompt's identity when `maxPrefixTokensToMatch` is 0 (llm-d's). */
@@ -79,7 +74,8 @@ export class BurstPrefixCacheProducer implements DataProducer {
     }
     const waiting = this.window;
     return new Promise<void>((release) => {
-      waiting.push({ entry: { hashes: this.hash(ctx) }, ctx, endpoints, release });
+      const hashes = promptBlockHashes(ctx.request, this.params.blockSizeTokens, this.maxBlocks);
+      waiting.push({ entry: { hashes }, ctx, endpoints, release });
     });
   }
 
@@ -109,20 +105,12 @@ export class BurstPrefixCacheProducer implements DataProducer {
         return [e.metadata.key, { matchBlocks, totalBlocks: hashes.length, blockSizeTokens }];
       }),
     );
-    const tokens = ctx.request.tokens;
-    const promptTokens = tokens ? tokens.length : this.tokenizer.count(ctx.request.promptText);
-    return { blockSizeTokens, promptTokens, hashes, byEndpoint };
-  }
-
-  /** The prompt's chained block hashes: of its token ids when a token producer set them, else of its text. */
-  private hash(ctx: SchedulingContext): Float64Array {
-    const request = ctx.request;
-    const salt = typeof request.body.cache_salt === "string" ? request.body.cache_salt : "";
-    const seed = prefixSeed(request.model, salt);
-    const { blockSizeTokens } = this.params;
-    return request.tokens
-      ? hashPrefixBlocks(request.tokens, blockSizeTokens, this.maxBlocks, seed)
-      : hashTextBlocks(promptPieces(request), blockSizeTokens, this.maxBlocks, seed);
+    return {
+      blockSizeTokens,
+      promptTokens: promptTokenCount(ctx.request, this.tokenizer),
+      hashes,
+      byEndpoint,
+    };
   }
 }
 

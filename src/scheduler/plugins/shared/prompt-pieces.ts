@@ -5,6 +5,8 @@
  * `renderChatParts(messages)` instead reads the message strings JSON.parse made, in place.
  */
 import { type ChatMessageLike, renderChatParts } from "../../../api/prompt.ts";
+import { hashPrefixBlocks, hashTextBlocks, prefixSeed } from "../../../kv-index/index.ts";
+import type { Tokenizer } from "../../../tokenizer/tokenizer.ts";
 import { textLength } from "../../../tokenizer/utf16-words.ts";
 import type { SchedulingRequest } from "../../framework/types.ts";
 
@@ -20,4 +22,25 @@ export function promptPieces(request: SchedulingRequest): string | readonly stri
   if (request.path !== CHAT_PATH || !Array.isArray(messages)) return request.promptText;
   const parts = renderChatParts(messages as ChatMessageLike[]);
   return textLength(parts) === request.promptText.length ? parts : request.promptText;
+}
+
+/**
+ * The prompt's chained block hashes (first `maxBlocks`), seeded by model and `cache_salt`: of its
+ * token ids when a token producer set them, else of its text in the same block boundaries.
+ */
+export function promptBlockHashes(
+  request: SchedulingRequest,
+  blockSizeTokens: number,
+  maxBlocks: number,
+): Float64Array {
+  const salt = typeof request.body.cache_salt === "string" ? request.body.cache_salt : "";
+  const seed = prefixSeed(request.model, salt);
+  return request.tokens
+    ? hashPrefixBlocks(request.tokens, blockSizeTokens, maxBlocks, seed)
+    : hashTextBlocks(promptPieces(request), blockSizeTokens, maxBlocks, seed);
+}
+
+/** The prompt's token count: its token ids' when set, else `tokenizer`'s estimate of its text. */
+export function promptTokenCount(request: SchedulingRequest, tokenizer: Tokenizer): number {
+  return request.tokens ? request.tokens.length : tokenizer.count(request.promptText);
 }
