@@ -1,11 +1,14 @@
 /**
  * The engines' KV events delivered to the router's KV-event consumers (the precise prefix plugins)
- * in virtual time, with no sockets. What one engine call emits is published when its step ends
- * (vLLM publishes a step's events after the step ran) and reaches the router `delayMs` later (the
- * publisher → index latency), so the router's view is as stale as a live one. The feed also
- * measures that staleness: for every block an engine removes, the time from the engine call that
- * evicted it to the router applying the removal.
+ * in virtual time, with no sockets. The feed subscribes to each engine as `llmd sim`'s publisher
+ * does and publishes a batch the moment the engine call that emitted it returns: a step's batch
+ * when the step is scheduled, as vLLM does with async scheduling (its default), where step k's
+ * events go out with step k−1's outputs, i.e. as step k starts. The batch reaches the router
+ * `delayMs` later (the publisher → index latency). The feed also measures that staleness: for
+ * every block an engine removes, the time from the engine call that evicted it to the router
+ * applying the removal.
  */
+import type { Clock } from "../core/clock.ts";
 import type { KvEvent } from "../engine/types.ts";
 import type { KvEventConsumer } from "../scheduler/framework/hosted.ts";
 import type { Replica } from "./replica.ts";
@@ -14,7 +17,7 @@ import type { Replica } from "./replica.ts";
 export interface KvDelivery {
   replica: Replica;
   events: KvEvent[];
-  /** When the engine call ran (evictions happen then), clock ms. */
+  /** When the engine call ran (evictions happen then) and the batch was published, clock ms. */
   emittedAtMs: number;
   /** When the router applies them, clock ms. */
   deliverAtMs: number;
@@ -29,9 +32,11 @@ export interface KvFeedStats {
   removedBlocks: Record<string, number>;
 }
 
+/** Where the feed's batches go: the host queues each for its `deliverAtMs`. */
+export type KvDeliveryQueue = (delivery: KvDelivery) => void;
+
 /** See the module comment. One feed per run; every router replica's consumers get every batch. */
 export class KvEventFeed {
-  private readonly pending: KvEvent[][] = [];
   readonly stats: KvFeedStats = { batches: 0, storedBlocks: {}, removedBlocks: {} };
   /** Per delivery with removals: its staleness (ms) and the blocks it removed. */
   private readonly staleness: { ms: number; blocks: number }[] = [];
@@ -41,25 +46,16 @@ export class KvEventFeed {
     private readonly consumers: readonly KvEventConsumer[],
     private readonly delayMs: number,
     private readonly model: string,
+    private readonly clock: Clock,
+    private readonly queue: KvDeliveryQueue,
   ) {}
 
-  /** Starts collecting `replica`'s engine events. */
+  /** Publishes each batch `replica`'s engine emits, when it emits it. */
   attach(replica: Replica): void {
-    this.pending[replica.index] = [];
     replica.engine.onKvEvent((events) => {
-      for (const event of events) this.pending[replica.index]!.push(event);
+      const now = this.clock.now();
+      this.queue({ replica, events, emittedAtMs: now, deliverAtMs: now + this.delayMs });
     });
-  }
-
-  /**
-   * Publishes what `replica`'s engine emitted since the last call, at `publishAtMs` (its step's
-   * end); undefined when it emitted nothing.
-   */
-  publish(replica: Replica, emittedAtMs: number, publishAtMs: number): KvDelivery | undefined {
-    const events = this.pending[replica.index];
-    if (!events || events.length === 0) return undefined;
-    this.pending[replica.index] = [];
-    return { replica, events, emittedAtMs, deliverAtMs: publishAtMs + this.delayMs };
   }
 
   /** Hands a delivery to every consumer (the host's clock reads its delivery time). */

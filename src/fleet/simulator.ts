@@ -160,7 +160,11 @@ class FleetSimulator {
       this.endpoints.push(replica.endpoint);
     }
     const kv = o.kvEvents;
-    this.kvFeed = kv?.consumers.length ? new KvEventFeed(kv.consumers, kv.delayMs, o.model) : undefined;
+    const queueDelivery = (delivery: KvDelivery) =>
+      this.queue.push({ at: delivery.deliverAtMs, seq: 0, kind: "kv-events", delivery });
+    this.kvFeed = kv?.consumers.length
+      ? new KvEventFeed(kv.consumers, kv.delayMs, o.model, o.clock, queueDelivery)
+      : undefined;
     for (const replica of this.replicas) this.kvFeed?.attach(replica);
     const endpoints = () => this.endpoints;
     const lifecycles = Array.from({ length: o.routers ?? 1 }, (_, r) => o.createLifecycle(endpoints, r));
@@ -337,10 +341,7 @@ class FleetSimulator {
   private evict(id: string): VirtualFlowStep {
     const replica = this.replicas[this.flow.endpointOf(id)];
     replica?.inFlight.delete(id);
-    if (replica?.engine.abort(id)) {
-      replica.touched();
-      this.publishKvEvents(replica, this.o.clock.now(), this.o.clock.now());
-    }
+    if (replica?.engine.abort(id)) replica.touched();
     this.flow.evict(id);
     this.followUps(id);
     return this.completed(id, undefined);
@@ -439,17 +440,10 @@ class FleetSimulator {
     const now = this.o.clock.now();
     const step = replica.engine.step(now);
     replica.touched();
-    this.publishKvEvents(replica, now, now + (step?.durationMs ?? 0));
     if (!step) return;
     replica.stepping = true;
     this.steps++;
     this.queue.push({ at: now + step.durationMs, seq: 0, kind: "step", replica, step, epoch: replica.epoch });
-  }
-
-  /** Queues the delivery of what `replica`'s engine emitted (see KvEventFeed). */
-  private publishKvEvents(replica: Replica, emittedAtMs: number, publishAtMs: number): void {
-    const delivery = this.kvFeed?.publish(replica, emittedAtMs, publishAtMs);
-    if (delivery) this.queue.push({ at: delivery.deliverAtMs, seq: 0, kind: "kv-events", delivery });
   }
 
   private stepEnded(replica: Replica, step: StepResult, now: number): void | Promise<void> {

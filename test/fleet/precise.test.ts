@@ -1,6 +1,7 @@
 /**
  * The fleet simulator feeds the engines' KV events to the router's precise prefix index in virtual
- * time: the events arrive `kvEventDelayMs` after the step that emitted them, carry the tier
+ * time: the events arrive `kvEventDelayMs` after the engine call (a step when it is scheduled) that
+ * emitted them, as `llmd sim` publishes them, carry the tier
  * (`medium`) of the engines' offload tiers, and the index they build is what routes.
  */
 import assert from "node:assert/strict";
@@ -10,7 +11,7 @@ import { describe, it } from "node:test";
 import { loadConfig } from "../../src/config/index.ts";
 import { ManualClock } from "../../src/core/clock.ts";
 import { createEngine, parseProfileName } from "../../src/engine/index.ts";
-import { KvEventFeed } from "../../src/fleet/kv-event-feed.ts";
+import { type KvDelivery, KvEventFeed } from "../../src/fleet/kv-event-feed.ts";
 import { Replica } from "../../src/fleet/replica.ts";
 import { runScenario } from "../../src/fleet/run-scenario.ts";
 import { readPrefixMatch } from "../../src/kv-index/index.ts";
@@ -37,14 +38,16 @@ workload: { type: mooncake, timeScale: 1, limit: 150 }
 }
 
 describe("precise prefix routing in the fleet simulator", () => {
-  it("delivers every engine's events to the index, each removal known after step end + delay", async () => {
+  it("delivers every engine's events to the index, each removal known kvEventDelayMs after its step was scheduled", async () => {
     const run = await runScenario(scenario("precise.yaml", ["kvEventDelayMs=40"]));
     const kv = run.result.kvEvents;
     assert.ok(kv, "a precise config consumes KV events");
     assert.ok(kv.batches > 0);
     assert.ok((kv.storedBlocks.GPU ?? 0) > 0);
     assert.ok((kv.removedBlocks.GPU ?? 0) > 0, "the small KV evicts");
-    assert.ok(kv.stalenessP50Ms >= 40 && kv.stalenessP99Ms >= kv.stalenessP50Ms);
+    // Published when the evicting step is scheduled, not when it ends: the delay is all there is.
+    assert.equal(kv.stalenessP50Ms, 40);
+    assert.equal(kv.stalenessP99Ms, 40);
     assert.ok(run.summary.hitRate > 0, "the precise match steers requests to their cached prefixes");
   });
 
@@ -60,7 +63,7 @@ describe("precise prefix routing in the fleet simulator", () => {
     assert.ok((kv.removedBlocks.GPU ?? 0) > 0);
   });
 
-  it("the index learns a prompt when its step's events arrive, delayMs after the step ends, or speculatively", () => {
+  it("the index learns a prompt when its step's events arrive, delayMs after the step was scheduled, or speculatively", () => {
     const clock = new ManualClock();
     clock.set(1000);
     const router = loadConfig(preciseYaml, { clock, allowExperimentalPlugins: true });
@@ -68,7 +71,8 @@ describe("precise prefix routing in the fleet simulator", () => {
     const consumers = [...router.plugins.values()].filter(isKvEventConsumer);
     const engine = createEngine({ profile: parseProfileName("h200-llama3-8b")!, seed: 1 });
     const replica = new Replica(0, engine, "llama3-8b");
-    const feed = new KvEventFeed(consumers, 25, "llama3-8b");
+    const deliveries: KvDelivery[] = [];
+    const feed = new KvEventFeed(consumers, 25, "llama3-8b", clock, (d) => deliveries.push(d));
     feed.attach(replica);
     const tokens = Uint32Array.from({ length: 1024 }, (_, i) => (i * 7919) % 50000);
     const context = (prompt: Uint32Array) =>
@@ -85,8 +89,10 @@ describe("precise prefix routing in the fleet simulator", () => {
     };
     assert.equal(engine.add({ id: "a", promptTokens: tokens, maxTokens: 4 }, 1000), null);
     const step = engine.step(1000)!;
-    const delivery = feed.publish(replica, 1000, 1000 + step.durationMs)!;
-    assert.equal(delivery.deliverAtMs, 1000 + step.durationMs + 25);
+    assert.ok(step.durationMs > 25, "the prefill step outlasts the delay");
+    assert.equal(deliveries.length, 1, "the step's batch is published as the step is scheduled");
+    const delivery = deliveries[0]!;
+    assert.equal(delivery.deliverAtMs, 1000 + 25);
     assert.equal(matched(), 0, "nothing is known before the events arrive");
     clock.set(delivery.deliverAtMs);
     feed.deliver(delivery);
