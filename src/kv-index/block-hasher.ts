@@ -61,9 +61,14 @@ function keysArray(n: number, out: Float64Array | undefined): Float64Array {
   return out && out.length >= n ? out : new Float64Array(n);
 }
 
+/** Lanes of the hash state after a block, as `resumePrefixBlocks` records them. */
+export const HASH_LANES = 4;
+
 /**
- * The chained keys of the first `blocks` blocks of `words` (`wordsPerBlock` words each, the
+ * The chained keys of blocks `first` to `blocks - 1` of `words` (`wordsPerBlock` words each, the
  * last block possibly shorter), where the prompt is `units` units long, `unitsPerWord` per word.
+ * From the seed when `first` is 0, else from the state block `first - 1` left in `lanes`
+ * (`HASH_LANES` per block); each block's state is recorded there when `record`.
  */
 function hashWordBlocks(
   words: Uint32Array,
@@ -73,15 +78,19 @@ function hashWordBlocks(
   blocks: number,
   seed: number,
   keys: Float64Array,
+  first = 0,
+  lanes?: Int32Array,
+  record = false,
 ): void {
   const seedLo = seed | 0;
   const seedHi = Math.floor(seed / TWO_POW_32) | 0;
-  let a = seedLo ^ M1;
-  let b = seedHi ^ M2;
-  let c = seedLo ^ F1;
-  let d = seedHi ^ F2;
+  const from = (first - 1) * HASH_LANES;
+  let a = first === 0 ? seedLo ^ M1 : lanes![from]!;
+  let b = first === 0 ? seedHi ^ M2 : lanes![from + 1]!;
+  let c = first === 0 ? seedLo ^ F1 : lanes![from + 2]!;
+  let d = first === 0 ? seedHi ^ F2 : lanes![from + 3]!;
   const total = words.length;
-  for (let i = 0; i < blocks; i++) {
+  for (let i = first; i < blocks; i++) {
     const start = i * wordsPerBlock;
     const end = Math.min(start + wordsPerBlock, total);
     let j = start;
@@ -103,6 +112,13 @@ function hashWordBlocks(
     a ^= hi;
     b ^= lo;
     keys[i] = (hi & LOW_21_BITS) * TWO_POW_32 + (lo >>> 0);
+    if (record) {
+      const at = i * HASH_LANES;
+      lanes![at] = a;
+      lanes![at + 1] = b;
+      lanes![at + 2] = c;
+      lanes![at + 3] = d;
+    }
   }
 }
 
@@ -121,6 +137,25 @@ export function hashPrefixBlocks(
   const keys = keysArray(n, out);
   hashWordBlocks(tokens, blockSizeTokens, tokens.length, 1, n, seed, keys);
   return keys;
+}
+
+/**
+ * `hashPrefixBlocks`'s keys of blocks `first` to `blocks - 1` of `tokens`, written into `keys` at
+ * their block index, resumed from the state of block `first - 1` in `lanes` (`HASH_LANES` per
+ * block, as a recording call left them) or from `seed` when `first` is 0. With `record`, each
+ * block's state is kept in `lanes`, so a longer prompt with the same leading blocks resumes there.
+ */
+export function resumePrefixBlocks(
+  tokens: Uint32Array,
+  blockSizeTokens: number,
+  first: number,
+  blocks: number,
+  seed: number,
+  keys: Float64Array,
+  lanes: Int32Array,
+  record: boolean,
+): void {
+  hashWordBlocks(tokens, blockSizeTokens, tokens.length, 1, blocks, seed, keys, first, lanes, record);
 }
 
 /**

@@ -1,25 +1,33 @@
 /**
  * Incremental chat tokenization: a chat prompt's segments (one per message, see
  * `ChatTokenizer.chatSegments`) have ids that are exact wherever they occur, because no BPE merge
- * crosses the special tokens that end them. The messages of recent conversations and their ids
- * are held in a `MessageTrie`, so on a conversation's next turn its earlier messages are found by
- * comparison with the held ones and only the new messages are rendered and tokenized. With a
- * worker, all new text is tokenized there and the event loop only compares, renders the new
- * messages and concatenates ids; the tokenizer itself (tens of MB of heap, which every full GC of
- * the event loop's thread would walk) is loaded on this thread only when there is no worker.
+ * crosses the special tokens that end them. The messages of recent conversations are held in a
+ * `MessageTrie`, so on a conversation's next turn its earlier messages are found by comparison
+ * with the held ones and only the new messages are rendered and tokenized. Each conversation's ids
+ * are one growing `ConversationIds` array: a turn that continues it writes its new ids after the
+ * held ones and the prompt is a view of the array, so neither the event loop nor the garbage
+ * collector touches the conversation's earlier ids. With a worker, all new text is tokenized
+ * there and the event loop only compares, renders the new messages and writes ids; the tokenizer
+ * itself (tens of MB of heap, which every full GC of the event loop's thread would walk) is loaded
+ * on this thread only when there is no worker.
  */
 import type { ChatMessageLike } from "../api/prompt.ts";
-import { type ChatTemplate, type ChatTokenizer, concatIds, type MessageText, messageTexts } from "./chat.ts";
-import { type MessageNode, MessageTrie } from "./message-trie.ts";
+import { type ChatTemplate, type ChatTokenizer, type MessageText, messageTexts } from "./chat.ts";
+import { ConversationIds } from "./conversation-ids.ts";
+import { type HeldIds, type MessageNode, MessageTrie } from "./message-trie.ts";
 import { CHAT_TEMPLATES, loadTokenizer, type ModelTokenizerName } from "./registry.ts";
 import type { WorkerEncoder } from "./worker-encoder.ts";
 
 /** A chat turn split at what the trie holds: its held path, the messages after it and their segments. */
 interface Plan {
   path: MessageNode[];
+  /** The last held message (the trie's root when none is). */
+  base: MessageNode;
   fresh: MessageText[];
   /** The segments to tokenize: the fresh messages', then the template's end while its ids are unknown. */
   texts: string[];
+  /** Where the turn's ids go when they cannot follow the base's in its array (see `forked`). */
+  copy: ConversationIds | null;
 }
 
 /** Chat prompts to token ids, re-tokenizing only messages not seen recently. */
@@ -49,8 +57,8 @@ export class IncrementalEncoder {
     if (plan.texts.length === 0 || this.worker === null) return this.encodeHere(plan);
     // A dead worker costs the event loop, never the request.
     const tokenized = this.worker.encode(plan.texts).catch(() => this.tokenizeHere(plan.texts));
-    const prompt = prefill(plan, this.endIds?.length ?? 0);
-    return tokenized.then((ids) => this.complete(plan, ids, prompt));
+    plan.copy = this.forked(plan);
+    return tokenized.then((ids) => this.complete(plan, ids));
   }
 
   /** A completions prompt's ids (not cached: a prompt seldom repeats whole). */
@@ -73,7 +81,23 @@ export class IncrementalEncoder {
     const fresh = all.slice(path.length);
     const texts = fresh.map((m, k) => this.template.segment(m, path.length + k));
     if (this.endIds === null) texts.push(this.template.end);
-    return { path, fresh, texts };
+    const base = path[path.length - 1] ?? this.trie.root;
+    return { path, base, fresh, texts, copy: null };
+  }
+
+  /**
+   * A new array with the base's ids copied, made while the worker tokenizes, when the turn is a
+   * fork: its base's array already goes on past the base and the prompt end written after it
+   * (another turn continued there). Sized for the fresh text at one token per UTF-16 code unit
+   * (prose and code stay well within it), and only for a turn short next to what is held (an
+   * eighth at most), so the spare room stays small; a denser turn is copied again when it ends.
+   */
+  private forked({ base, texts }: Plan): ConversationIds | null {
+    const endLength = this.endIds?.length ?? 0;
+    if (base.end === 0 || base.ids.length <= base.end + endLength) return null;
+    let room = endLength;
+    for (const text of texts) room += text.length;
+    return room > base.end / 8 ? null : ConversationIds.copyOf(base.ids.view(base.end), room);
   }
 
   private encodeHere(plan: Plan): Uint32Array {
@@ -81,16 +105,23 @@ export class IncrementalEncoder {
   }
 
   /**
-   * Holds the fresh messages' ids (`ids`, in `plan.texts` order) and returns the prompt's: written
-   * after the held ids `prompt` already has when they fit its room, else concatenated.
+   * Writes the fresh messages' ids (`ids`, in `plan.texts` order) and the prompt end after the
+   * base's, holds the messages and returns the prompt's ids: a view of the conversation's array,
+   * which is the base's when the turn continues it, else a copy of its ids with room to grow.
    */
-  private complete(plan: Plan, ids: readonly Uint32Array[], prompt: Prefilled | null = null): Uint32Array {
-    const { path, fresh } = plan;
+  private complete(plan: Plan, ids: readonly Uint32Array[]): Uint32Array {
+    const { path, base, fresh } = plan;
     this.endIds ??= ids[fresh.length]!;
-    this.trie.extend(path, fresh, ids);
     const tail = ids.slice(0, fresh.length);
     tail.push(this.endIds);
-    return (prompt && finish(prompt, tail)) ?? concatIds([...path.map((n) => n.ids), ...tail]);
+    let array = plan.copy ?? base.ids;
+    let end = array.append(base.end, tail);
+    if (end < 0) {
+      array = ConversationIds.copyOf(base.ids.view(base.end), tailLength(tail));
+      end = array.append(base.end, tail);
+    }
+    this.trie.extend(path, fresh, placed(array, base.end, tail));
+    return array.view(end);
   }
 
   private tokenizeHere(texts: readonly string[]): Uint32Array[] {
@@ -103,42 +134,19 @@ export class IncrementalEncoder {
   }
 }
 
-/** A prompt's ids written up to the held messages' while the worker tokenizes the rest. */
-interface Prefilled {
-  ids: Uint32Array;
-  length: number;
-}
-
-/**
- * The held messages' ids copied into an array with room for the fresh text at one token per
- * UTF-16 code unit (prose and code stay well within it) and for the template's end, while the
- * worker tokenizes: copying a long conversation's ids leaves the decision's critical path. Only
- * for a turn short next to what is held (an eighth at most), so the spare room stays small.
- */
-function prefill({ path, texts }: Plan, endLength: number): Prefilled | null {
-  let held = 0;
-  for (const n of path) held += n.ids.length;
-  let room = endLength;
-  for (const text of texts) room += text.length;
-  if (room > held / 8) return null;
-  const ids = new Uint32Array(held + room);
+function tailLength(tail: readonly Uint32Array[]): number {
   let length = 0;
-  for (const n of path) {
-    ids.set(n.ids, length);
-    length += n.ids.length;
-  }
-  return { ids, length };
+  for (const part of tail) length += part.length;
+  return length;
 }
 
-/** The prompt's ids with `tail` written after the held ones; null when the tail outgrows the room. */
-function finish(prompt: Prefilled, tail: readonly Uint32Array[]): Uint32Array | null {
-  let length = prompt.length;
-  for (const part of tail) length += part.length;
-  if (length > prompt.ids.length) return null;
-  length = prompt.length;
-  for (const part of tail) {
-    prompt.ids.set(part, length);
-    length += part.length;
+/** Where each fresh message's ids landed in `ids`, the first at `from` (the prompt end excluded). */
+function placed(ids: ConversationIds, from: number, tail: readonly Uint32Array[]): HeldIds[] {
+  const at: HeldIds[] = [];
+  let start = from;
+  for (let k = 0; k < tail.length - 1; k++) {
+    at.push({ ids, start, end: start + tail[k]!.length });
+    start += tail[k]!.length;
   }
-  return prompt.ids.subarray(0, length);
+  return at;
 }

@@ -5,7 +5,7 @@
  * `renderChatParts(messages)` instead reads the message strings JSON.parse made, in place.
  */
 import { type ChatMessageLike, renderChatParts } from "../../../api/prompt.ts";
-import { hashPrefixBlocks, hashTextBlocks, prefixSeed } from "../../../kv-index/index.ts";
+import { hashTextBlocks, heldPrefixBlocks, prefixSeed } from "../../../kv-index/index.ts";
 import type { Tokenizer } from "../../../tokenizer/tokenizer.ts";
 import { textLength } from "../../../tokenizer/utf16-words.ts";
 import type { SchedulingRequest } from "../../framework/types.ts";
@@ -26,7 +26,8 @@ export function promptPieces(request: SchedulingRequest): string | readonly stri
 
 /**
  * The prompt's chained block hashes (first `maxBlocks`), seeded by model and `cache_salt`: of its
- * token ids when a token producer set them, else of its text in the same block boundaries.
+ * token ids when a token producer set them (a held conversation's kept keys reused), else of its
+ * text in the same block boundaries.
  */
 export function promptBlockHashes(
   request: SchedulingRequest,
@@ -36,7 +37,7 @@ export function promptBlockHashes(
   const salt = typeof request.body.cache_salt === "string" ? request.body.cache_salt : "";
   const seed = prefixSeed(request.model, salt);
   return request.tokens
-    ? hashPrefixBlocks(request.tokens, blockSizeTokens, maxBlocks, seed)
+    ? heldPrefixBlocks(request.tokens, blockSizeTokens, maxBlocks, seed)
     : hashTextBlocks(promptPieces(request), blockSizeTokens, maxBlocks, seed);
 }
 

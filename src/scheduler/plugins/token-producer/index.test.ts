@@ -82,7 +82,7 @@ test("started, new text is tokenized on the worker thread with the same ids", as
   }
 });
 
-test("started, a short turn on a long held conversation gets the library's ids, however many tokens per character", async () => {
+test("started, turns on a long held conversation get the library's ids; a turn continuing one writes after it", async () => {
   const producer = instantiate<Producer>(definition, { tokenizer: "llama3.1" });
   await producer.start();
   try {
@@ -98,11 +98,18 @@ test("started, a short turn on a long held conversation gets the library's ids, 
       return ctx.request.tokens!;
     };
     await tokensOf(held);
-    const plain = await tokensOf([...held, { role: "user", content: "Which replica holds it?" }]);
-    // ꙮ is one code unit and three tokens: past the room the held ids were copied into ahead.
+    const ask = [...held, { role: "user", content: "Which replica holds it?" }];
+    const plain = await tokensOf(ask);
+    const next = await tokensOf([
+      ...ask,
+      { role: "assistant", content: "Replica 3." },
+      { role: "user", content: "Why?" },
+    ]);
+    assert.equal(next.buffer, plain.buffer, "the next turn's ids were written after the previous turn's");
+    // ꙮ is one code unit and three tokens: past the room a fork's copy was made with ahead.
     const dense = await tokensOf([...held, { role: "user", content: "ꙮ".repeat(200) }]);
-    assert.ok(plain.buffer.byteLength > plain.byteLength, "written into the room after the held ids");
-    assert.equal(dense.buffer.byteLength, dense.byteLength, "outgrew the room: concatenated");
+    assert.notEqual(dense.buffer, plain.buffer, "a fork: its own array");
+    assert.deepEqual(plain, encodeChat(llama, ask), "an earlier prompt's ids never change");
   } finally {
     await producer.close();
   }

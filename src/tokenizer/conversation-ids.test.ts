@@ -1,0 +1,39 @@
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { ConversationIds, isAppendOnly } from "./conversation-ids.ts";
+
+const ids = (...values: number[]) => Uint32Array.from(values);
+
+test("ids are appended after the written ones; a view handed out never changes", () => {
+  const array = new ConversationIds(8);
+  assert.equal(array.append(0, [ids(1, 2), ids(3)]), 3);
+  const first = array.view(3);
+  assert.equal(array.append(3, [ids(4, 5)]), 5);
+  assert.deepEqual(Array.from(first), [1, 2, 3]);
+  assert.deepEqual(Array.from(array.view(5)), [1, 2, 3, 4, 5]);
+  assert.equal(array.length, 5);
+  assert.equal(array.bytes, 32);
+});
+
+test("a write over written ids goes through only where it agrees with them", () => {
+  const array = new ConversationIds(8);
+  array.append(0, [ids(1, 2, 3, 4)]);
+  assert.equal(array.append(2, [ids(3), ids(4, 9)]), 5, "agrees with 3, 4, then goes on");
+  assert.deepEqual(Array.from(array.view(5)), [1, 2, 3, 4, 9]);
+  assert.equal(array.append(2, [ids(3, 7)]), -1, "7 is not what was written at 3");
+  assert.equal(array.append(4, [ids(9, 1, 2, 3, 4)]), -1, "no room");
+  assert.deepEqual(Array.from(array.view(5)), [1, 2, 3, 4, 9], "a refused write writes nothing");
+});
+
+test("a copy holds the prefix with room to grow; views from the start of an array are append-only", () => {
+  const array = new ConversationIds(4);
+  array.append(0, [ids(1, 2, 3)]);
+  const copy = ConversationIds.copyOf(array.view(2), 10);
+  assert.equal(copy.length, 2);
+  assert.ok(copy.bytes >= 12 * 4);
+  assert.equal(copy.append(2, [ids(8)]), 3);
+  assert.deepEqual(Array.from(copy.view(3)), [1, 2, 8]);
+  assert.ok(isAppendOnly(copy.view(3)));
+  assert.ok(!isAppendOnly(copy.view(3).subarray(1)), "not from the start");
+  assert.ok(!isAppendOnly(ids(1, 2, 8)), "any other array");
+});

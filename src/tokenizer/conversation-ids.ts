@@ -1,0 +1,89 @@
+/**
+ * A conversation's token ids in one array that grows by appending. The ids below `length` never
+ * change once written, so every prompt handed out as a view of the array (`view`) stays valid
+ * while the conversation's next turns are written after it: a turn costs its new ids, not a copy
+ * of the whole conversation. A turn that does not continue where the array ends (a fork, an edit
+ * of an earlier message) gets a new array with the shared prefix copied (`copyOf`).
+ */
+
+/** The buffers of `ConversationIds` arrays: their written ids are immutable (see `isAppendOnly`). */
+const appendOnly = new WeakSet<ArrayBufferLike>();
+
+/** Room left after the ids a new array is made for: an eighth of them, at least 256 ids. */
+function withRoom(ids: number): number {
+  return ids + Math.max(256, ids >>> 3);
+}
+
+/** A growing, append-only array of one conversation's ids. */
+export class ConversationIds {
+  private readonly ids: Uint32Array;
+  /** Ids written: `[0, length)` never changes. */
+  private written = 0;
+
+  /** An array with room for `capacity` ids. */
+  constructor(capacity: number) {
+    this.ids = new Uint32Array(capacity);
+    appendOnly.add(this.ids.buffer);
+  }
+
+  /** A new array holding `prefix`, with room for `room` more ids (and some spare). */
+  static copyOf(prefix: Uint32Array, room: number): ConversationIds {
+    const copy = new ConversationIds(withRoom(prefix.length + room));
+    copy.ids.set(prefix);
+    copy.written = prefix.length;
+    return copy;
+  }
+
+  /** Ids written so far. */
+  get length(): number {
+    return this.written;
+  }
+
+  /** Bytes the array holds (its whole capacity). */
+  get bytes(): number {
+    return this.ids.byteLength;
+  }
+
+  /** The first `end` ids (`end` ≤ `length`), without copying. */
+  view(end: number): Uint32Array {
+    return this.ids.subarray(0, end);
+  }
+
+  /**
+   * Writes `parts` one after another from `at` (≤ `length`) and returns where they end; -1, with
+   * nothing written, when they do not fit or differ from the ids already written past `at`.
+   */
+  append(at: number, parts: readonly Uint32Array[]): number {
+    let end = at;
+    for (const part of parts) end += part.length;
+    if (end > this.ids.length || !this.agrees(at, parts)) return -1;
+    let to = at;
+    for (const part of parts) {
+      const from = Math.max(0, this.written - to);
+      if (from < part.length) this.ids.set(from === 0 ? part : part.subarray(from), to + from);
+      to += part.length;
+    }
+    this.written = Math.max(this.written, end);
+    return end;
+  }
+
+  /** True when `parts`, from `at`, equal the ids already written there. */
+  private agrees(at: number, parts: readonly Uint32Array[]): boolean {
+    let to = at;
+    for (const part of parts) {
+      for (let k = 0; k < part.length && to < this.written; k++, to++)
+        if (this.ids[to] !== part[k]) return false;
+      if (to >= this.written) return true;
+    }
+    return true;
+  }
+}
+
+/**
+ * True when `ids` is a view of a `ConversationIds` array from its start: then `ids` never change,
+ * and neither do the ids of any longer view of the same buffer up to its own length, so what was
+ * computed from a prefix of one view (block hashes) holds for every view.
+ */
+export function isAppendOnly(ids: Uint32Array): boolean {
+  return ids.byteOffset === 0 && appendOnly.has(ids.buffer);
+}
