@@ -8,6 +8,7 @@ import { SampledScheduler } from "./sampled-scheduler.ts";
 /** A scheduler that records which phases reached it. */
 function recorder(calls: string[]): RequestScheduler {
   return {
+    processRequestHeaders: () => void calls.push("processRequestHeaders"),
     prepare: () => void calls.push("prepare"),
     schedule: () => {
       calls.push("schedule");
@@ -27,6 +28,7 @@ describe("SampledScheduler", () => {
     const ctx = makeContext();
     const endpoint = makeEndpoint("a");
     for (let i = 0; i < 9; i++) {
+      scheduler.processRequestHeaders(ctx);
       scheduler.prepare(ctx, [endpoint]);
       scheduler.schedule(ctx, [endpoint]);
       scheduler.preRequest(ctx, {} as SchedulingResult);
@@ -34,7 +36,7 @@ describe("SampledScheduler", () => {
       scheduler.complete(ctx, endpoint, "natural");
     }
     const count = (list: string[], phase: string) => list.filter((c) => c === phase).length;
-    for (const phase of ["prepare", "schedule", "preRequest", "complete"]) {
+    for (const phase of ["processRequestHeaders", "prepare", "schedule", "preRequest", "complete"]) {
       assert.equal(count(timed, phase), 3, phase);
       assert.equal(count(plain, phase), 6, phase);
     }

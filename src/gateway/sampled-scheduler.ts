@@ -16,15 +16,16 @@ import type {
 } from "../scheduler/framework/types.ts";
 
 /** Phases of the host contract, each with its own sampling counter. */
-const PREPARE = 0;
-const SCHEDULE = 1;
-const PRE_REQUEST = 2;
-const FIRST_TOKEN = 3;
-const COMPLETE = 4;
+const HEADERS = 0;
+const PREPARE = 1;
+const SCHEDULE = 2;
+const PRE_REQUEST = 3;
+const FIRST_TOKEN = 4;
+const COMPLETE = 5;
 
 /** Routes 1 in `every` calls of each phase to `timed`, the others to `plain` (first call timed). */
 export class SampledScheduler implements RequestScheduler {
-  private readonly calls = new Uint32Array(5);
+  private readonly calls = new Uint32Array(6);
 
   constructor(
     private readonly plain: RequestScheduler,
@@ -36,6 +37,10 @@ export class SampledScheduler implements RequestScheduler {
     const n = this.calls[phase]!;
     this.calls[phase] = n + 1 === this.every ? 0 : n + 1;
     return n === 0 ? this.timed : this.plain;
+  }
+
+  processRequestHeaders(ctx: SchedulingContext): void {
+    this.pick(HEADERS).processRequestHeaders(ctx);
   }
 
   prepare(ctx: SchedulingContext, endpoints: readonly Endpoint[]): void | Promise<void> {

@@ -9,7 +9,7 @@ import { createBuiltinRegistry } from "../config/registry.ts";
 import { ManualClock } from "../core/clock.ts";
 import { TenantMap } from "../flow-control/identity.ts";
 import { makeEnv } from "../scheduler/framework/testing.ts";
-import type { SchedulingRequest } from "../scheduler/framework/types.ts";
+import type { RequestHeaderProcessor, SchedulingRequest } from "../scheduler/framework/types.ts";
 import { RequestIdentity } from "./identity.ts";
 
 const definition = createBuiltinRegistry().get("agent-identity")!;
@@ -41,6 +41,7 @@ function resolved(headers: Record<string, string>, withTenants = false) {
   const identity = new RequestIdentity({
     objectives,
     plugins: new Map([["agent-identity", agentIdentity]]),
+    scheduler: agentIdentity as RequestHeaderProcessor,
     clock: new ManualClock(),
     ...(withTenants ? { tenants } : {}),
   });

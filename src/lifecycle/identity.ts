@@ -6,10 +6,14 @@
  * map the API key decides both (see flow-control/identity.ts).
  */
 import type { Clock } from "../core/clock.ts";
-import { resolveFlowIdentity, type TenantMap } from "../flow-control/identity.ts";
+import { type IdentityOptions, resolveFlowIdentity, type TenantMap } from "../flow-control/identity.ts";
 import type { Plugin } from "../plugin/types.ts";
 import { AGENT_IDENTITY_ATTRIBUTE } from "../scheduler/framework/data-keys.ts";
-import type { RequestHeaderProcessor, SchedulingRequest } from "../scheduler/framework/types.ts";
+import type {
+  RequestHeaderProcessor,
+  RequestScheduler,
+  SchedulingRequest,
+} from "../scheduler/framework/types.ts";
 
 /** InferenceObjective name → priority (higher = more important, negative = sheddable). */
 export type ObjectiveMap = ReadonlyMap<string, number>;
@@ -19,8 +23,10 @@ export interface RequestIdentityOptions {
   objectives: ObjectiveMap;
   /** Present = trusted edge: API keys decide tenants. */
   tenants?: TenantMap;
-  /** Every configured plugin instance; the request-header processors among them run here. */
+  /** Every configured plugin instance: whether any is a request-header processor. */
   plugins: ReadonlyMap<string, Plugin>;
+  /** Runs the request-header processors (the only place they run: once per request). */
+  scheduler: Pick<RequestScheduler, "processRequestHeaders">;
   clock: Clock;
 }
 
@@ -30,24 +36,28 @@ function isHeaderProcessor(plugin: Plugin): plugin is RequestHeaderProcessor {
 
 /** Resolves `priority`, `fairnessId` and `tenant` of requests (see the module comment). */
 export class RequestIdentity {
-  private readonly headerProcessors: readonly RequestHeaderProcessor[];
+  private readonly processesHeaders: boolean;
+  /** The identity options of a request without an agent identity (the same for all of them). */
+  private readonly anonymous: IdentityOptions;
 
   constructor(private readonly options: RequestIdentityOptions) {
-    this.headerProcessors = [...options.plugins.values()].filter(isHeaderProcessor);
+    this.processesHeaders = [...options.plugins.values()].some(isHeaderProcessor);
+    this.anonymous = {
+      objectives: options.objectives,
+      ...(options.tenants ? { tenants: options.tenants } : {}),
+    };
   }
 
   /** Sets the request's identity fields in place. */
   resolve(request: SchedulingRequest): void {
-    if (this.headerProcessors.length > 0) {
+    if (this.processesHeaders) {
       const ctx = { request, state: new Map<string, unknown>(), clock: this.options.clock };
-      for (const processor of this.headerProcessors) processor.processRequestHeaders(ctx);
+      this.options.scheduler.processRequestHeaders(ctx);
     }
     const agent = request.attributes.get(AGENT_IDENTITY_ATTRIBUTE);
-    const identity = resolveFlowIdentity(request.headers, {
-      objectives: this.options.objectives,
-      ...(this.options.tenants ? { tenants: this.options.tenants } : {}),
-      ...(typeof agent === "string" && agent ? { agentIdentity: agent } : {}),
-    });
+    const options =
+      typeof agent === "string" && agent ? { ...this.anonymous, agentIdentity: agent } : this.anonymous;
+    const identity = resolveFlowIdentity(request.headers, options);
     request.priority = identity.priority;
     request.fairnessId = identity.fairnessId;
     if (identity.tenant !== undefined) request.tenant = identity.tenant;

@@ -60,6 +60,7 @@ function poolOf(endpoint: Endpoint): GatewayPool {
 
 /** Picks the only endpoint; its PreRequest sets both header maps like llm-d plugins do. */
 const scheduler: RequestScheduler = {
+  processRequestHeaders: () => {},
   prepare: () => {},
   schedule: (_ctx, endpoints): SchedulingResult => ({
     primaryProfileName: "default",

@@ -109,6 +109,10 @@ export class TimedScheduler implements RequestScheduler {
     private readonly observer: SchedulerObserver,
   ) {}
 
+  processRequestHeaders(ctx: SchedulingContext): void {
+    this.inner.processRequestHeaders(ctx);
+  }
+
   prepare(ctx: SchedulingContext, endpoints: readonly Endpoint[]): void | Promise<void> {
     return this.inner.prepare(ctx, endpoints);
   }

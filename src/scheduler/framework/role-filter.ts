@@ -26,12 +26,20 @@ class RoleFilter implements Filter {
     private readonly keepUnlabeled: boolean,
   ) {}
 
+  /** The input array itself when every endpoint is kept (the common case: no copy, no closure). */
   filter(_ctx: SchedulingContext, endpoints: readonly Endpoint[]): readonly Endpoint[] {
-    const keep = (e: Endpoint) => {
-      const role = e.metadata.labels[ROLE_LABEL];
-      return role === undefined ? this.keepUnlabeled : this.roles.has(role);
-    };
-    return endpoints.every(keep) ? endpoints : endpoints.filter(keep);
+    let first = 0;
+    while (first < endpoints.length && this.keeps(endpoints[first]!)) first++;
+    if (first === endpoints.length) return endpoints;
+    const kept = endpoints.slice(0, first);
+    for (let i = first + 1; i < endpoints.length; i++)
+      if (this.keeps(endpoints[i]!)) kept.push(endpoints[i]!);
+    return kept;
+  }
+
+  private keeps(endpoint: Endpoint): boolean {
+    const role = endpoint.metadata.labels[ROLE_LABEL];
+    return role === undefined ? this.keepUnlabeled : this.roles.has(role);
   }
 }
 

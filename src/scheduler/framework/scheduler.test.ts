@@ -70,7 +70,7 @@ test("filters run in order; a drained profile yields null and the handler's 429"
   assert.ok(outcome instanceof LlmdError && outcome.droppedReason === "rejected-saturated");
 });
 
-test("prepare runs header processors then producers in order, synchronously unless one is async", async () => {
+test("header processors run only in processRequestHeaders; prepare runs producers in order, synchronously unless one is async", async () => {
   const order: string[] = [];
   const producer = (name: string, async = false): DataProducer => ({
     type: "p",
@@ -84,7 +84,10 @@ test("prepare runs header processors then producers in order, synchronously unle
   const sync = new Scheduler(
     partsOf(profileOf({}), { headerProcessors: [headers], producers: [producer("p1"), producer("p2")] }),
   );
-  assert.equal(sync.prepare(makeContext(), endpoints), undefined);
+  const ctx = makeContext();
+  sync.processRequestHeaders(ctx);
+  assert.deepEqual(order, ["h"]);
+  assert.equal(sync.prepare(ctx, endpoints), undefined);
   assert.deepEqual(order, ["h", "p1", "p2"]);
   order.length = 0;
   const mixed = new Scheduler(partsOf(profileOf({}), { producers: [producer("p1", true), producer("p2")] }));

@@ -39,8 +39,11 @@ export interface SchedulerParts {
 export class Scheduler implements RequestScheduler {
   constructor(readonly parts: SchedulerParts) {}
 
-  prepare(ctx: SchedulingContext, endpoints: readonly Endpoint[]): void | Promise<void> {
+  processRequestHeaders(ctx: SchedulingContext): void {
     for (const processor of this.parts.headerProcessors) processor.processRequestHeaders(ctx);
+  }
+
+  prepare(ctx: SchedulingContext, endpoints: readonly Endpoint[]): void | Promise<void> {
     return this.produceFrom(0, ctx, endpoints);
   }
 
@@ -59,13 +62,18 @@ export class Scheduler implements RequestScheduler {
 
   schedule(ctx: SchedulingContext, candidates: readonly Endpoint[]): SchedulingResult | LlmdError {
     const { profileHandler, profiles, screeners } = this.parts;
-    const endpoints = screeners.reduce((kept, screener) => screener.screen(ctx, kept), candidates);
+    let endpoints = candidates;
+    for (const screener of screeners) endpoints = screener.screen(ctx, endpoints);
     const results = new Map<string, ProfileRunResult | null>();
     // A handler that keeps naming profiles already run would loop forever: cap the rounds.
     for (let round = 0; round <= profiles.size; round++) {
-      const next = profileHandler.pickProfiles(ctx, profiles, results).filter((p) => !results.has(p.name));
-      if (next.length === 0) break;
-      for (const profile of next) results.set(profile.name, runProfile(ctx, profile, endpoints));
+      let ran = false;
+      for (const profile of profileHandler.pickProfiles(ctx, profiles, results)) {
+        if (results.has(profile.name)) continue;
+        results.set(profile.name, runProfile(ctx, profile, endpoints));
+        ran = true;
+      }
+      if (!ran) break;
     }
     return profileHandler.processResults(ctx, results);
   }

@@ -174,10 +174,13 @@ export interface ResponseHooks extends Plugin {
 
 /**
  * The scheduler as its hosts (gateway, fleet simulator) drive it, for one request:
- *   prepare → schedule → preRequest → (dispatch) → firstToken? → complete (exactly once).
+ *   processRequestHeaders → (admission) → prepare → schedule → preRequest → (dispatch) →
+ *   firstToken? → complete (exactly once).
  */
 export interface RequestScheduler {
-  /** Runs request-header processors and data producers. Sync unless a producer needs I/O. */
+  /** Runs the request-header processors, once per request before admission (they may name its flow). */
+  processRequestHeaders(ctx: SchedulingContext): void;
+  /** Runs the data producers. Sync unless a producer needs I/O. */
   prepare(ctx: SchedulingContext, endpoints: readonly Endpoint[]): void | Promise<void>;
   /** Runs the profile handler's profiles; pure given the context and endpoints. */
   schedule(ctx: SchedulingContext, endpoints: readonly Endpoint[]): SchedulingResult | LlmdError;

@@ -88,13 +88,15 @@ export class InFlightLoadProducer implements DataProducer, PreRequest, ResponseH
 
   produce(ctx: SchedulingContext, endpoints: readonly Endpoint[]): void {
     const snapshot = new Map<string, EndpointLoad>();
+    const match = readPrefixMatch(ctx.state, this.prefixKey);
+    const promptTokens = this.promptTokens(ctx);
     for (const e of endpoints) {
       const key = e.metadata.key;
       const load = this.loads.get(key);
       snapshot.set(key, {
         requests: load?.requests ?? 0,
         tokens: load?.tokens ?? 0,
-        requestUncachedTokens: this.uncachedOn(ctx, key),
+        requestUncachedTokens: uncachedTokens(match, key, promptTokens),
       });
     }
     ctx.state.set(this.stateKey, snapshot);
@@ -157,9 +159,12 @@ export class InFlightLoadProducer implements DataProducer, PreRequest, ResponseH
   }
 
   private uncachedOn(ctx: SchedulingContext, endpointKey: string): number {
+    return uncachedTokens(readPrefixMatch(ctx.state, this.prefixKey), endpointKey, this.promptTokens(ctx));
+  }
+
+  private promptTokens(ctx: SchedulingContext): number {
     const request = ctx.request;
-    const promptTokens = request.tokens?.length ?? this.tokenizer.count(request.promptText);
-    return uncachedTokens(readPrefixMatch(ctx.state, this.prefixKey), endpointKey, promptTokens);
+    return request.tokens?.length ?? this.tokenizer.count(request.promptText);
   }
 
   /**
@@ -170,8 +175,7 @@ export class InFlightLoadProducer implements DataProducer, PreRequest, ResponseH
   private estimatedOutputTokens(ctx: SchedulingContext): number {
     if (!this.params.addEstimatedOutputTokens) return 0;
     const request = ctx.request;
-    const promptTokens = request.tokens?.length ?? this.tokenizer.count(request.promptText);
-    let estimate = Math.round(this.params.outputRatio * promptTokens);
+    let estimate = Math.round(this.params.outputRatio * this.promptTokens(ctx));
     for (const field of ["max_tokens", "max_completion_tokens", "max_output_tokens"]) {
       const limit = request.body[field];
       if (typeof limit === "number" && limit > 0) estimate = Math.min(estimate, limit);

@@ -62,6 +62,11 @@ export class NoHitLruScorer implements Scorer, PreRequest, ResponseHooks {
   private capacities = new Float64Array(64);
   /** With `coldPlacement: footprint`: live sessions' prompt tokens per endpoint. */
   private readonly footprints: SessionFootprints | undefined;
+  /** Scratch for a cold request: each candidate's index by endpoint key (cleared per call). */
+  private readonly positions = new Map<string, number>();
+  /** `sessionHeader` and `coldLoadMarginExemptHeader`, lower-cased as request headers are. */
+  private readonly sessionHeader: string;
+  private readonly exemptHeader: string | undefined;
 
   constructor(
     readonly name: string,
@@ -70,6 +75,8 @@ export class NoHitLruScorer implements Scorer, PreRequest, ResponseHooks {
   ) {
     this.coldKey = `${name}/cold`;
     this.loadStateKey = inFlightStateKey(params.inFlightLoadProducerName);
+    this.sessionHeader = params.sessionHeader.toLowerCase();
+    this.exemptHeader = params.coldLoadMarginExemptHeader?.toLowerCase();
     this.footprints =
       params.coldPlacement === "footprint"
         ? new SessionFootprints(params.footprintIdleSeconds * 1000)
@@ -83,7 +90,9 @@ export class NoHitLruScorer implements Scorer, PreRequest, ResponseHooks {
     const cold = isCold(match, endpoints, this.params, this.scratch);
     ctx.state.set(this.coldKey, cold);
     if (!cold) return scores.fill(WARM_SCORE);
-    const position = new Map(endpoints.map((e, i) => [e.metadata.key, i]));
+    const position = this.positions;
+    position.clear();
+    for (let i = 0; i < endpoints.length; i++) position.set(endpoints[i]!.metadata.key, i);
     let used = 0;
     for (const key of this.recent) if (position.has(key)) used++;
     // Never-used endpoints score 1; used ones from used/(used+1) (oldest) down to 1/(used+1).
@@ -148,15 +157,14 @@ export class NoHitLruScorer implements Scorer, PreRequest, ResponseHooks {
 
   /** The request's `sessionHeader` value ("" when absent). */
   private session(ctx: SchedulingContext): string {
-    const value = ctx.request.headers[this.params.sessionHeader.toLowerCase()];
+    const value = ctx.request.headers[this.sessionHeader];
     return typeof value === "string" ? value : "";
   }
 
   /** True when the request carries a non-empty `coldLoadMarginExemptHeader` (none configured: false). */
   private namesSession(ctx: SchedulingContext): boolean {
-    const header = this.params.coldLoadMarginExemptHeader;
-    if (header === undefined) return false;
-    const value = ctx.request.headers[header.toLowerCase()];
+    if (this.exemptHeader === undefined) return false;
+    const value = ctx.request.headers[this.exemptHeader];
     return typeof value === "string" && value !== "";
   }
 
