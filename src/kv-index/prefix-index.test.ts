@@ -87,3 +87,40 @@ test("binary-search match equals the block-by-block walk under random chained in
     );
   }
 });
+
+test("inserts recorded for later are applied in order before any read, as if inserted at once", () => {
+  const random = seededRandom(7);
+  const servers = ["s0", "s1", "s2"];
+  const now = new PrefixIndex(30);
+  const later = new PrefixIndex(30);
+  const reads: ((index: PrefixIndex, keys: number[]) => unknown)[] = [
+    (index, keys) => matchOf(index, keys, servers),
+    (index) => servers.map((s) => index.entries(s)),
+    (index) => index.size,
+    (index, keys) => servers.map((s) => index.holds(s, keys[0]!)),
+  ];
+  let nextKey = 1;
+  const prompts: number[][] = [];
+  for (let step = 0; step < 2000; step++) {
+    const server = servers[Math.floor(random() * servers.length)]!;
+    if (prompts.length === 0 || random() < 0.3)
+      prompts.push(Array.from({ length: 1 + Math.floor(random() * 20) }, () => nextKey++));
+    const keys = prompts[Math.floor(random() * prompts.length)]!;
+    const roll = random();
+    if (roll < 0.5) {
+      // Several inserts in a row, the order of which decides the LRU evictions.
+      now.insert(server, hashes(...keys), keys.length);
+      later.insertLater(server, hashes(...keys), keys.length);
+    } else if (roll < 0.55) {
+      now.setCapacity(server, 5 + Math.floor(random() * 30));
+      later.setCapacity(server, now.capacity(server));
+    } else if (roll < 0.57) {
+      now.removeServer(server);
+      later.removeServer(server);
+    } else if (roll < 0.6) later.settle();
+    else {
+      const read = reads[Math.floor(random() * reads.length)]!;
+      assert.deepEqual(read(later, keys), read(now, keys), `step ${step}`);
+    }
+  }
+});

@@ -8,6 +8,10 @@
  *
  * Storage is typed arrays (KeyTable + EntryPool): a lookup, touch, insert or eviction allocates
  * nothing; matching is a binary search per server (see `match`).
+ *
+ * An insert may be recorded for later (`insertLater`): the index applies what was recorded, in
+ * order, before any other call reads or changes it, so every caller sees the same index as with
+ * `insert`, while the owner chooses when the work runs (`settle`).
  */
 import { EntryPool, type LruList, NONE } from "./entry-pool.ts";
 import { KeyTable } from "./key-table.ts";
@@ -16,6 +20,13 @@ import { KeyTable } from "./key-table.ts";
 interface ServerSlot extends LruList {
   key: string;
   capacity: number;
+}
+
+/** An insert recorded by `insertLater`, not yet applied. */
+interface LaterInsert {
+  serverKey: string;
+  hashes: Float64Array;
+  count: number;
 }
 
 /** Index of prefix block keys per server. Not thread-shared: one per router replica. */
@@ -27,29 +38,34 @@ export class PrefixIndex {
   private readonly slotByKey = new Map<string, number>();
   private aliveScratch = new Int32Array(16);
   private slotScratch = new Int32Array(16);
+  private readonly later: LaterInsert[] = [];
 
   /** @param defaultCapacity keys each server holds before LRU eviction (≥ 1). */
   constructor(private readonly defaultCapacity: number) {}
 
   /** Distinct keys held by at least one server. */
   get size(): number {
+    this.settle();
     return this.firstHolder.size;
   }
 
   /** Keys held by `serverKey` (0 if unknown). */
   entries(serverKey: string): number {
+    this.settle();
     const slot = this.slotByKey.get(serverKey);
     return slot === undefined ? 0 : this.slots[slot]!.size;
   }
 
   /** Capacity of `serverKey` in keys (the default if never set). */
   capacity(serverKey: string): number {
+    this.settle();
     const slot = this.slotByKey.get(serverKey);
     return slot === undefined ? this.defaultCapacity : this.slots[slot]!.capacity;
   }
 
   /** Sets a server's capacity (≥ 1), evicting its least recent keys beyond it. */
   setCapacity(serverKey: string, capacity: number): void {
+    this.settle();
     const server = this.slots[this.slotFor(serverKey)]!;
     if (server.capacity === capacity) return;
     server.capacity = Math.max(1, capacity);
@@ -62,6 +78,27 @@ export class PrefixIndex {
    * before their roots, as vLLM frees blocks.
    */
   insert(serverKey: string, hashes: Float64Array, count: number): void {
+    this.settle();
+    this.apply(serverKey, hashes, count);
+  }
+
+  /**
+   * Records `insert(serverKey, hashes, count)` to be applied at the next `settle`, which every
+   * other call runs first. `hashes` must stay unchanged until then.
+   */
+  insertLater(serverKey: string, hashes: Float64Array, count: number): void {
+    this.later.push({ serverKey, hashes, count });
+  }
+
+  /** Applies the inserts recorded by `insertLater`, in the order they were recorded. */
+  settle(): void {
+    const later = this.later;
+    if (later.length === 0) return;
+    for (const { serverKey, hashes, count } of later) this.apply(serverKey, hashes, count);
+    later.length = 0;
+  }
+
+  private apply(serverKey: string, hashes: Float64Array, count: number): void {
     const slot = this.slotFor(serverKey);
     const server = this.slots[slot]!;
     const pool = this.entries_;
@@ -86,6 +123,7 @@ export class PrefixIndex {
 
   /** Whether `serverKey` holds block key `key`. */
   holds(serverKey: string, key: number): boolean {
+    this.settle();
     const slot = this.slotByKey.get(serverKey);
     return slot !== undefined && this.holdsSlot(slot, key);
   }
@@ -102,6 +140,7 @@ export class PrefixIndex {
    * prompt costs one lookup per server.
    */
   match(hashes: Float64Array, count: number, serverKeys: readonly string[], out: Int32Array): void {
+    this.settle();
     const n = Math.min(count, hashes.length);
     const aliveCount = this.resolveCandidates(serverKeys, out);
     if (aliveCount === 0 || n === 0 || this.firstHolder.get(hashes[0]!) === NONE) return;
@@ -114,6 +153,7 @@ export class PrefixIndex {
 
   /** Forgets a server (endpoint removed from the pool). */
   removeServer(serverKey: string): void {
+    this.settle();
     const slot = this.slotByKey.get(serverKey);
     if (slot === undefined) return;
     const server = this.slots[slot]!;

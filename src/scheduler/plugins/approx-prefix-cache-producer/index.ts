@@ -55,6 +55,7 @@ export class ApproxPrefixCacheProducer implements DataProducer, PreRequest {
   readonly index: PrefixIndex;
   /** Where this instance publishes its `PrefixMatchResult` in `ctx.state`. */
   readonly stateKey: string;
+  private settleTimer: ReturnType<typeof setTimeout> | undefined;
 
   constructor(
     readonly name: string,
@@ -85,12 +86,33 @@ export class ApproxPrefixCacheProducer implements DataProducer, PreRequest {
     ctx.state.set(this.stateKey, result);
   }
 
+  /**
+   * Records the prompt as held by each chosen endpoint. The insert (thousands of blocks for a
+   * long prompt, each new one evicting an old one) only records what is sent, so it is applied
+   * after the request has left (`settleSoon`); the index applies it before anything reads it, so
+   * the next request still sees it.
+   */
   preRequest(ctx: SchedulingContext, result: SchedulingResult): void {
     const match = readPrefixMatch(ctx.state, this.stateKey);
     if (!match) return;
     for (const endpoint of chosenEndpoints(result)) {
-      this.index.insert(endpoint.metadata.key, match.hashes, match.hashes.length);
+      this.index.insertLater(endpoint.metadata.key, match.hashes, match.hashes.length);
     }
+    this.settleSoon();
+  }
+
+  /**
+   * Settles the index on a timer: timers run on a later turn of the event loop than the host's
+   * dispatch of this request (its upstream write included), so the insert stays off its path.
+   * One timer at a time; an index read before it fires settles first.
+   */
+  private settleSoon(): void {
+    if (this.settleTimer) return;
+    this.settleTimer = setTimeout(() => {
+      this.settleTimer = undefined;
+      this.index.settle();
+    }, 0);
+    this.settleTimer.unref();
   }
 
   private matchAll(
