@@ -8,14 +8,24 @@ import type { ServerResponse } from "node:http";
 export class OpenResponses implements Iterable<ServerResponse> {
   private readonly open = new Set<ServerResponse>();
   private idle: (() => void) | undefined;
+  /**
+   * One `close` listener for every response (a response closes once, so `on` is `once` here):
+   * nothing is allocated per request, where `once` would wrap a fresh closure each time.
+   */
+  private readonly onClose: (this: ServerResponse) => void;
+
+  constructor() {
+    const owner = this;
+    this.onClose = function (this: ServerResponse) {
+      owner.open.delete(this);
+      if (owner.open.size === 0) owner.idle?.();
+    };
+  }
 
   /** Counts `res` until it closes. */
   track(res: ServerResponse): void {
     this.open.add(res);
-    res.once("close", () => {
-      this.open.delete(res);
-      if (this.open.size === 0) this.idle?.();
-    });
+    res.on("close", this.onClose);
   }
 
   /** Responses open now. */

@@ -212,6 +212,18 @@ class RequestFlow {
     this.deps.metrics.requestEnded(this.series, this.elapsed(), this.ttft(), this.streaming);
   }
 
+  /**
+   * The attempt's first-byte hook. Made by a function that returns it: tsx (which runs the router)
+   * builds with esbuild's `keepNames`, which renames every closure bound to a name when it is
+   * created (an `Object.defineProperty`, ~0.5 µs each), and a returned closure has no name to keep.
+   */
+  private static firstByteHook(flow: RequestFlow, placement: Placement): () => void {
+    return () => {
+      flow.firstByteAt = performance.now();
+      flow.deps.lifecycle.firstToken(placement);
+    };
+  }
+
   /** Aborts `eviction` with the drain's reason when the drain timeout passes; returns the listener. */
   private followDrain(eviction: AbortController): () => void {
     const signal = this.deps.drain.signal;
@@ -280,7 +292,7 @@ class RequestFlow {
    * contract); a P/D request with `pd.legs: "router"` runs its two legs from here.
    */
   private async dispatch(placement: Placement): Promise<ForwardOutcome | PrefillUnreachable> {
-    const { pool, inflight, upstreams, lifecycle, pd } = this.deps;
+    const { pool, inflight, upstreams, pd } = this.deps;
     const { ctx, target } = placement;
     const key = target.metadata.key;
     const decision = ctx.state.get(DISAGG_DECISION_STATE_KEY);
@@ -295,10 +307,7 @@ class RequestFlow {
       body: this.body,
       requestId: this.request.requestId,
       endpointKey: key,
-      onFirstByte: () => {
-        this.firstByteAt = performance.now();
-        lifecycle.firstToken(placement);
-      },
+      onFirstByte: RequestFlow.firstByteHook(this, placement),
       responseHeaders: prefillKey ? withPrefillServedBy(responseHeaders, prefillKey) : responseHeaders,
       signal: this.eviction?.signal ?? this.deps.drain.signal,
       flusher: this.deps.flusher,
