@@ -18,7 +18,9 @@
  *    tokens: its keys come from what the index derived from the events); in the others each is
  *    decided again and again, as a conversation's next turn shares the blocks of the last.
  *    Also the longest single insert while a `KeyTable` grows to 4M keys (its doublings are drained
- *    by later writes, so none pauses the event loop for the whole table).
+ *    by later writes, so none pauses the event loop for the whole table), and the garbage
+ *    collector's pauses while the scheduling indexes (about 1M engine blocks of 16 tokens under
+ *    64-token request blocks at 64 endpoints) are built and decided on.
  * 3. `runTokenizeTurn` from benchmarks/tokenize-turn.ts (a real tokenizer on a 200K-token chat turn).
  */
 import { Encoder } from "@msgpack/msgpack";
@@ -31,6 +33,7 @@ import type { SchedulingResult } from "../src/scheduler/framework/types.ts";
 import type { PrecisePrefixCacheProducer } from "../src/scheduler/plugins/precise-prefix-cache-producer/index.ts";
 import { defaultTokenizer } from "../src/tokenizer/tokenizer.ts";
 import { runTokenizeTurn, tokenizeTurnTable } from "./tokenize-turn.ts";
+import { watchGc } from "./kv-events/gc-pauses.ts";
 import { tokenStream } from "./kv-events/token-stream.ts";
 
 const smoke = process.argv.includes("--smoke");
@@ -280,7 +283,19 @@ console.table(ingest());
 console.log("\nKeyTable growth (wall clock; the index's lookups, doubling as they fill)");
 console.table([keyTableGrowth(smoke ? 200_000 : 4_000_000)]);
 console.log(`\nScheduling decision, examples/configs/precise.yaml, ${ENDPOINTS} endpoints`);
+const gc = watchGc();
 console.table(await scheduling());
+const pauses = await gc.stop();
+console.log("\nGarbage collection while the scheduling indexes were built and decided on (wall ms)");
+console.table([
+  {
+    collections: pauses.all,
+    "longest, ms": +pauses.longestMs.toFixed(1),
+    "total, ms": +pauses.totalMs.toFixed(0),
+    "full collections": pauses.major,
+    "longest full, ms": +pauses.longestMajorMs.toFixed(1),
+  },
+]);
 if (!process.argv.includes("--no-tokenize-turn")) {
   console.log("\nTokenize + schedule a chat turn (benchmarks/tokenize-turn.ts)");
   const rows = await runTokenizeTurn({

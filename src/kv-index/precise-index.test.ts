@@ -220,6 +220,8 @@ test("keys the index derived from events equal freshly computed ones, also where
   idx.clearPod("q");
   assert.deepEqual([idx.stats().keys, idx.stats().bytes], [0, 0]);
   assert.deepEqual([...idx.requestKeys(b, MODEL)], fresh(b), "forgotten keys are computed again");
+  idx.apply(stored(b, 16, 200n), "p", MODEL, 0); // into the tail runs the cleared blocks freed
+  assert.deepEqual([...matchOf(idx, b, ["p"]).blocks], [4]);
 });
 
 test("matchTokens computes keys only as far as a match reaches, and matches as match(requestKeys)", () => {

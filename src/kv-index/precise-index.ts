@@ -99,13 +99,11 @@ const HOLDER_BYTES = 32;
 /** A key's table slot, its derivation's table slot and its columns. */
 const KEY_BYTES = 128;
 /** An engine block's columns and its slot in the pod's table. */
-const ENGINE_BLOCK_BYTES = 96;
+const ENGINE_BLOCK_BYTES = 104;
 const EDGE_BYTES = 12;
-/** A tail's array (only where engine and request block sizes differ), plus 4 bytes a token. */
-const TAIL_BYTES = 64;
+/** A tail token (only where engine and request block sizes differ). */
 const TOKEN_BYTES = 4;
 const MAX_TIERS = 16;
-const EMPTY_TAIL = new Uint32Array(0);
 /** Tokens of speculative entries keyed per index call (about 0.5 ms of CBOR-FNV where no key is known). */
 const SPECULATION_SLICE_TOKENS = 16_384;
 
@@ -440,12 +438,12 @@ export class PreciseIndex {
     const { blockSize, tokenIds, blockHashes } = event;
     const blocks = this.blocks;
     const chain = this.chain;
-    let tail: Uint32Array;
+    /** The engine block before the next one, whose tail it continues (NONE: a chain's first). */
+    let previous = NONE;
     if (event.parentBlockHash === null) {
       const root = this.hasher.root(event.lora ?? model);
       chain.hi = root.hi;
       chain.lo = root.lo;
-      tail = EMPTY_TAIL;
     } else {
       const parent = pod.engine.get(engineKey(event.parentBlockHash));
       if (parent < 0) {
@@ -454,7 +452,7 @@ export class PreciseIndex {
       }
       chain.hi = blocks.chainHi[parent]!;
       chain.lo = blocks.chainLo[parent]!;
-      tail = blocks.tails[parent] ?? EMPTY_TAIL;
+      previous = parent;
     }
     for (let i = 0; i < blockHashes.length; i++) {
       if (tokenIds.length < (i + 1) * blockSize) {
@@ -467,37 +465,43 @@ export class PreciseIndex {
         this.gainTier(block, tier);
         chain.hi = blocks.chainHi[block]!;
         chain.lo = blocks.chainLo[block]!;
-      } else block = this.newEngineBlock(pod, key, tier, chain, tail, tokenIds, i * blockSize, blockSize);
+      } else block = this.newEngineBlock(pod, key, tier, chain, previous, tokenIds, i * blockSize, blockSize);
       this.counters.storedBlocks++;
-      tail = blocks.tails[block] ?? EMPTY_TAIL;
+      previous = block;
     }
   }
 
-  /** Extends `chain` (the parent's, then this block's) over one engine block's tokens and remembers the block. */
+  /**
+   * Extends `chain` (the parent's, then this block's) over one engine block's tokens, after the
+   * tail of engine block `parent` (NONE: none), and remembers the block.
+   */
   private newEngineBlock(
     pod: PodState,
     key: number,
     tier: number,
     chain: Key64,
-    parentTail: Uint32Array,
+    parent: number,
     tokenIds: ArrayLike<number>,
     from: number,
     blockSize: number,
   ): number {
     const size = this.hasher.blockSizeTokens;
+    const blocks = this.blocks;
+    const parentTail = parent === NONE ? 0 : blocks.tailLength[parent]!;
     let tokens: ArrayLike<number> = tokenIds;
     let start = from;
     let length = blockSize;
-    if (parentTail.length > 0) {
-      length = parentTail.length + blockSize;
+    if (parentTail > 0) {
+      length = parentTail + blockSize;
       if (this.joined.length < length) this.joined = new Uint32Array(length * 2);
       const joined = this.joined;
-      joined.set(parentTail);
-      for (let t = 0; t < blockSize; t++) joined[parentTail.length + t] = tokenIds[from + t]!;
+      const run = blocks.tail.tokens;
+      const at = blocks.tailAt[parent]!;
+      for (let t = 0; t < parentTail; t++) joined[t] = run[at + t]!;
+      for (let t = 0; t < blockSize; t++) joined[parentTail + t] = tokenIds[from + t]!;
       tokens = joined;
       start = 0;
     }
-    const blocks = this.blocks;
     const block = blocks.alloc(pod.id, key, tier);
     const full = Math.floor(length / size);
     for (let j = 0; j < full; j++) {
@@ -515,10 +519,8 @@ export class PreciseIndex {
     const rest = length - full * size;
     let bytes = ENGINE_BLOCK_BYTES + full * EDGE_BYTES;
     if (rest > 0) {
-      const tail = new Uint32Array(rest);
-      for (let t = 0; t < rest; t++) tail[t] = tokens[start + full * size + t]!;
-      blocks.tails[block] = tail;
-      bytes += TAIL_BYTES + rest * TOKEN_BYTES;
+      blocks.setTail(block, tokens, start + full * size, rest);
+      bytes += rest * TOKEN_BYTES;
     }
     blocks.bytes[block] = bytes;
     pod.engine.set(key, block);

@@ -105,6 +105,44 @@ export class EdgePool extends Pool {
   }
 }
 
+/**
+ * Engine blocks' tails in one token array: a tail is a run of its length, and a freed run is reused
+ * by the next tail of the same length (tails are shorter than a request block, and engines use one
+ * block size, so there are a few lengths: 16, 32 and 48 tokens for 16-token engine blocks under
+ * 64-token request blocks).
+ */
+export class TailTokens {
+  tokens = new Uint32Array(INITIAL * 16);
+  private end = 0;
+  /** Per length: the first free run of that length (its first token links the next), else NONE. */
+  private freeByLength = new Int32Array(64).fill(NONE);
+
+  /** Offset of a run of `length` (> 0) tokens. */
+  alloc(length: number): number {
+    if (length >= this.freeByLength.length) {
+      const heads = new Int32Array(length * 2).fill(NONE);
+      heads.set(this.freeByLength);
+      this.freeByLength = heads;
+    }
+    const free = this.freeByLength[length]!;
+    if (free !== NONE) {
+      this.freeByLength[length] = this.tokens[free]! | 0;
+      return free;
+    }
+    if (this.end + length > this.tokens.length)
+      this.tokens = grown(this.tokens, Math.max(this.tokens.length * 2, this.end + length));
+    const at = this.end;
+    this.end += length;
+    return at;
+  }
+
+  /** Returns the run at `at` of `length` tokens. */
+  release(at: number, length: number): void {
+    this.tokens[at] = this.freeByLength[length]!;
+    this.freeByLength[length] = at;
+  }
+}
+
 /** One engine block of one pod, in the index's global LRU (`prev` older, `next` newer). */
 export class EngineBlockPool extends Pool {
   pod = new Int32Array(INITIAL);
@@ -117,8 +155,13 @@ export class EngineBlockPool extends Pool {
   firstEdge = new Int32Array(INITIAL);
   bytes = new Int32Array(INITIAL);
   prev = new Int32Array(INITIAL);
-  /** Tokens after the chain's request block, up to this block's end: only where block sizes differ. */
-  tails: (Uint32Array | undefined)[] = [];
+  /**
+   * Tokens after the chain's request block, up to this block's end (only where block sizes
+   * differ): `tailLength` tokens of `tail.tokens` from `tailAt`.
+   */
+  tailAt = new Int32Array(INITIAL);
+  tailLength = new Int32Array(INITIAL);
+  readonly tail = new TailTokens();
 
   alloc(pod: number, engineKey: number, tiers: number): number {
     const id = this.take();
@@ -127,11 +170,23 @@ export class EngineBlockPool extends Pool {
     this.tiers[id] = tiers;
     this.firstEdge[id] = NONE;
     this.prev[id] = NONE;
+    this.tailLength[id] = 0;
     return id;
   }
 
+  /** Gives block `id` the tail `tokens[from, from + length)` (length > 0). */
+  setTail(id: number, tokens: ArrayLike<number>, from: number, length: number): void {
+    const at = this.tail.alloc(length);
+    const run = this.tail.tokens;
+    for (let t = 0; t < length; t++) run[at + t] = tokens[from + t]!;
+    this.tailAt[id] = at;
+    this.tailLength[id] = length;
+  }
+
   override release(id: number): void {
-    this.tails[id] = undefined;
+    const length = this.tailLength[id]!;
+    if (length > 0) this.tail.release(this.tailAt[id]!, length);
+    this.tailLength[id] = 0;
     super.release(id);
   }
 
@@ -144,6 +199,8 @@ export class EngineBlockPool extends Pool {
     this.firstEdge = grown(this.firstEdge, size);
     this.bytes = grown(this.bytes, size);
     this.prev = grown(this.prev, size);
+    this.tailAt = grown(this.tailAt, size);
+    this.tailLength = grown(this.tailLength, size);
   }
 }
 
