@@ -3,13 +3,14 @@
  * routing (examples/configs/default.yaml, the approximate index of what the router sent where)
  * against the same routing over the engines' KV events (examples/configs/precise.yaml), on the
  * Claude Code sessions (Weka) and Mooncake, below and above the fleet's KV capacity, with and
- * without a CPU offload tier per replica. Prints captured reuse, TTFT p50/p99, and for the precise
- * runs how stale the router's view is (engine eviction → index knows it, p50/p99).
+ * without a CPU offload tier per replica. Prints captured reuse, TTFT p50/p99 over the completed
+ * requests, the measured requests still without a first token at the cut (unfinished), and for the
+ * precise runs how stale the router's view is (engine eviction → index knows it, p50/p99).
  *
  *   npm run bench -- precise-vs-approx [--traces weka,mooncake] [--weka-loads 32,192]
  *     [--mooncake-scales 1,4] [--offload-gb 0,200] [--folds 1,2] [--seeds 1]
  *     [--policies approx=examples/configs/default.yaml,precise=examples/configs/precise.yaml]
- *     [--set key=value …] [--json out.json]
+ *     [--set key=value …] [--json out.json] [--records dir]
  *
  * `--policies` names configs as name=path; every policy after the first is compared with the first,
  * cell by cell, and by its worst cell over folds and seeds. Weka runs one fold of a 3-fold split
@@ -18,13 +19,16 @@
  * TTFT p99 several times over on its own); Mooncake has no sessions to fold, so its cells are
  * seeds (seed 1 for tuning; the trace is fixed and a seed only breaks random ties). Defaults: 300
  * simulated seconds per run (Weka 60 s warm-up, Mooncake 100 s) on 16 h200-llama3-8b replicas; a
- * CPU tier of 200 GB adds about 1.5 M tokens per replica.
+ * CPU tier of 200 GB adds about 1.5 M tokens per replica. `--records dir` writes every run's
+ * per-request records (one JSON file per run, `<policy>-<trace>-l<load>-cpu<GB>-<fold/seed>.json`)
+ * for `npm run bench -- records <file>`.
  */
-import { writeFileSync } from "node:fs";
+import { mkdirSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { runScenario } from "../src/fleet/run-scenario.ts";
+import { waitingTail } from "../src/measure/waiting-tail.ts";
 import { loadScenario } from "../src/workload/scenario.ts";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
@@ -42,6 +46,7 @@ const { values } = parseArgs({
     },
     set: { type: "string", multiple: true, default: [] },
     json: { type: "string" },
+    records: { type: "string" },
   },
 });
 
@@ -70,6 +75,8 @@ interface Row extends Cell {
   ttftP50Ms: number;
   ttftP99Ms: number;
   completed: number;
+  /** Measured requests with no first token when the run was cut (left out of the TTFT percentiles). */
+  unfinished: number;
   stalenessP50Ms: number;
   stalenessP99Ms: number;
   wallS: number;
@@ -136,6 +143,7 @@ for (const cell of grid)
       process.stderr.write(`\r  ${label(cell)} ${policy.name}: ${(ms / 1000).toFixed(0)} simulated s `),
     );
     process.stderr.write("\n");
+    if (values.records) writeRecords(values.records, cell, policy.name, run.result.records);
     const s = run.summary;
     const kv = run.result.kvEvents;
     const row: Row = {
@@ -145,6 +153,12 @@ for (const cell of grid)
       ttftP50Ms: s.ttftMs.p50,
       ttftP99Ms: s.ttftMs.p99,
       completed: s.completed,
+      unfinished: waitingTail(
+        run.result.records,
+        scenario.warmupS * 1000,
+        scenario.durationS * 1000,
+        (scenario.durationS + scenario.drainS) * 1000,
+      ).unfinished,
       stalenessP50Ms: kv?.stalenessP50Ms ?? Number.NaN,
       stalenessP99Ms: kv?.stalenessP99Ms ?? Number.NaN,
       wallS: run.result.wallMs / 1000,
@@ -154,6 +168,13 @@ for (const cell of grid)
     console.log(`[${rows.length}/${total}, ${elapsed} s] ${label(cell)} ${policy.name}: ${line(row)}`);
   }
 
+function writeRecords(dir: string, c: Cell, policy: string, records: unknown[]): void {
+  mkdirSync(dir, { recursive: true });
+  const sample = c.trace === "weka" ? `f${c.sample}-s${c.seed}` : `s${c.seed}`;
+  const file = join(dir, `${policy}-${c.trace}-l${c.load}-cpu${c.offloadGb}-${sample}.json`);
+  writeFileSync(file, JSON.stringify(records));
+}
+
 function label(c: Cell): string {
   const load =
     c.trace === "weka" ? `${c.load} sessions fold ${c.sample} seed ${c.seed}` : `${c.load}x seed ${c.sample}`;
@@ -162,19 +183,19 @@ function label(c: Cell): string {
 
 function line(r: Row): string {
   return (
-    `captured ${pct(r.captured)} TTFT p50 ${secs(r.ttftP50Ms)} p99 ${secs(r.ttftP99Ms)} ` +
+    `captured ${pct(r.captured)} TTFT p50 ${secs(r.ttftP50Ms)} p99 ${secs(r.ttftP99Ms)} unfinished ${r.unfinished} ` +
     `staleness p50 ${millis(r.stalenessP50Ms)} p99 ${millis(r.stalenessP99Ms)} (${r.wallS.toFixed(0)} s wall)`
   );
 }
 
 console.log("\nEvery run:\n");
 console.log(
-  "| trace | load | CPU GB | fold/seed | policy | captured | TTFT p50 | TTFT p99 | staleness p50 | staleness p99 |",
+  "| trace | load | CPU GB | fold/seed | policy | captured | TTFT p50 | TTFT p99 | unfinished | staleness p50 | staleness p99 |",
 );
-console.log("|---|---|---|---|---|---|---|---|---|---|");
+console.log("|---|---|---|---|---|---|---|---|---|---|---|");
 for (const r of rows)
   console.log(
-    `| ${r.trace} | ${r.load} | ${r.offloadGb} | ${sampleOf(r)} | ${r.policy} | ${pct(r.captured)} | ${secs(r.ttftP50Ms)} | ${secs(r.ttftP99Ms)} | ${millis(r.stalenessP50Ms)} | ${millis(r.stalenessP99Ms)} |`,
+    `| ${r.trace} | ${r.load} | ${r.offloadGb} | ${sampleOf(r)} | ${r.policy} | ${pct(r.captured)} | ${secs(r.ttftP50Ms)} | ${secs(r.ttftP99Ms)} | ${r.unfinished} | ${millis(r.stalenessP50Ms)} | ${millis(r.stalenessP99Ms)} |`,
   );
 
 const [base, ...others] = policies;
