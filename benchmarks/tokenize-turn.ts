@@ -1,14 +1,17 @@
 /**
  * `npm run bench -- tokenize-turn [--smoke] [--history=200000] [--new=2000] [--iterations=200]`:
- * what a real tokenizer adds to a chat turn in the router. A conversation of `--history` Llama-3.1
- * tokens that the router has already seen gets a new turn adding `--new` tokens (an assistant
- * reply and a user message); the real scheduler runs with the default config
+ * what a real tokenizer adds to a chat turn in the router. Conversations of about `--history`
+ * Llama-3.1 tokens that the router has already seen get a new turn adding `--new` tokens (an
+ * assistant reply and a user message); the real scheduler runs with the default config
  * (examples/configs/default.yaml) plus `token-producer {tokenizer: llama3.1}`, started as the live
  * router starts it (worker thread on). Timed per turn, from the parsed body to the decision's
  * pre-request hooks: the added latency (p50 / p99), and the longest the event loop was blocked
- * (the longest synchronous section of the decision: worker time does not count). For comparison:
- * the default config as it is (no token-producer: the prefix producer hashes the text) and an
- * unseen conversation of the same size tokenized from scratch.
+ * (the longest synchronous section of the decision: worker time does not count). Two kinds of
+ * seen turn: the next turn (ten conversations in rotation, each turn continuing its conversation's
+ * previous one, from `--history` less half the turns' tokens to `--history` plus as much) and a
+ * fork (every turn branching after the same held message, as a regenerated reply does). For
+ * comparison: the default config as it is (no token-producer: the prefix producer hashes the
+ * text) and an unseen conversation of the same size tokenized from scratch.
  * `runTokenizeTurn` is exported for other benchmarks (kv-events). Each body is JSON-parsed fresh,
  * as the gateway does, so no string is shared with an earlier turn.
  * With `NODE_OPTIONS=--expose-gc` a GC runs between turns (untimed).
@@ -46,8 +49,8 @@ export interface TokenizeTurnOptions {
 export interface TokenizeTurnRow {
   case: string;
   turns: number;
-  /** The last turn's tokens; null when nothing tokenized it. */
-  promptTokens: number | null;
+  /** The fewest and most tokens of a timed turn's prompt; null when nothing tokenized it. */
+  promptTokens: { min: number; max: number } | null;
   addedMs: Spread;
   /** The turn's time on the event loop (the rest was on the worker thread). */
   onLoopMs: Spread;
@@ -209,14 +212,15 @@ async function timeCase(
     const ms: number[] = [];
     const blocks: number[] = [];
     const onLoop: number[] = [];
-    let promptTokens: number | null = null;
+    const tokens: number[] = [];
     for (let i = 0; i < turns; i++) {
       const one = await decide(run.scheduler, sections, endpoints, bodies(i));
       ms.push(one.ms);
       blocks.push(one.blockMs);
       onLoop.push(one.onLoopMs);
-      promptTokens = one.promptTokens;
+      if (one.promptTokens !== null) tokens.push(one.promptTokens);
     }
+    const promptTokens = tokens.length > 0 ? { min: Math.min(...tokens), max: Math.max(...tokens) } : null;
     return {
       case: name,
       turns,
@@ -230,7 +234,35 @@ async function timeCase(
   }
 }
 
-/** Times the three cases (see the module comment). */
+/** Conversations the next-turn case rotates through. */
+const CONVERSATIONS = 10;
+
+/**
+ * Bodies of the next-turn case: turn `i` continues conversation `i % CONVERSATIONS` by one more
+ * turn, so each conversation grows by `newTokens` a turn around `historyTokens`. `warm` are the
+ * conversations as the router saw them first.
+ */
+function nextTurns(
+  text: string,
+  options: TokenizeTurnOptions,
+): { warm: string[]; body: (i: number) => string } {
+  const perConversation = Math.ceil(options.iterations / CONVERSATIONS);
+  const start = options.historyTokens - options.newTokens * Math.ceil((perConversation + 1) / 2);
+  const held = Array.from({ length: CONVERSATIONS }, (_, c) =>
+    conversation(text, 200_000 + c * 70_001, start, `conversation ${c}`),
+  );
+  const body = (i: number) => {
+    const c = i % CONVERSATIONS;
+    const turns = Math.floor(i / CONVERSATIONS);
+    const added = Array.from({ length: turns + 1 }, (_, k) =>
+      turn(text, 60_000 + c * 7_919 + k * 9_973, options.newTokens, `conversation ${c}, turn ${k}`),
+    );
+    return JSON.stringify({ messages: [...held[c]!, ...added.flat()] });
+  };
+  return { warm: held.map((messages) => JSON.stringify({ messages })), body };
+}
+
+/** Times the four cases (see the module comment). */
 export async function runTokenizeTurn(options: TokenizeTurnOptions): Promise<TokenizeTurnRow[]> {
   const text = material();
   const endpoints = Array.from({ length: options.endpoints }, (_, i) => makeEndpoint(`pod-${i}`));
@@ -242,29 +274,32 @@ export async function runTokenizeTurn(options: TokenizeTurnOptions): Promise<Tok
   const real = "- type: token-producer\n  parameters: {tokenizer: llama3.1}\n";
   // The router saw the conversation (and one warm-up turn) before the timed turns.
   const warm = [JSON.stringify({ messages: history }), withTurn(-1)];
+  const next = nextTurns(text, options);
   const scratch = Math.max(3, Math.ceil(options.iterations / 10));
   const unseen = (i: number) =>
     JSON.stringify({
       messages: conversation(text, 1_000_003 * (i + 1), options.historyTokens, `unseen ${i}`),
     });
   const unseenBodies = Array.from({ length: scratch }, (_, i) => unseen(i));
+  const { iterations } = options;
   return [
     await timeCase(
       "default config (no token-producer: text hashed)",
       "",
       withTurn,
       warm,
-      options.iterations,
+      iterations,
       endpoints,
     ),
     await timeCase(
-      "llama3.1, seen conversation + new turn",
+      "llama3.1, seen conversation, next turn",
       real,
-      withTurn,
-      warm,
-      options.iterations,
+      next.body,
+      next.warm,
+      iterations,
       endpoints,
     ),
+    await timeCase("llama3.1, seen conversation, a fork", real, withTurn, warm, iterations, endpoints),
     await timeCase(
       "llama3.1, unseen conversation (from scratch)",
       real,
@@ -282,7 +317,7 @@ export function tokenizeTurnTable(rows: readonly TokenizeTurnRow[]): Record<stri
   return rows.map((r) => ({
     case: r.case,
     turns: r.turns,
-    "prompt tokens": r.promptTokens ?? "—",
+    "prompt tokens": r.promptTokens ? `${r.promptTokens.min}–${r.promptTokens.max}` : "—",
     "added ms min / p50 / p99 / max": f(r.addedMs),
     "on the event loop ms": f(r.onLoopMs),
     "longest block ms": f(r.blockMs),

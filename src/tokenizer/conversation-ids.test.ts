@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { ConversationIds, isAppendOnly } from "./conversation-ids.ts";
+import { ConversationIds, copiedFrom, isAppendOnly } from "./conversation-ids.ts";
 
 const ids = (...values: number[]) => Uint32Array.from(values);
 
@@ -36,4 +36,8 @@ test("a copy holds the prefix with room to grow; views from the start of an arra
   assert.ok(isAppendOnly(copy.view(3)));
   assert.ok(!isAppendOnly(copy.view(3).subarray(1)), "not from the start");
   assert.ok(!isAppendOnly(ids(1, 2, 8)), "any other array");
+  const copied = copiedFrom(copy.view(3));
+  assert.equal(copied?.source.deref(), array.view(1).buffer, "the copy knows the array it copied");
+  assert.equal(copied?.length, 2);
+  assert.equal(copiedFrom(array.view(1)), null);
 });

@@ -6,8 +6,17 @@
  * of an earlier message) gets a new array with the shared prefix copied (`copyOf`).
  */
 
-/** The buffers of `ConversationIds` arrays: their written ids are immutable (see `isAppendOnly`). */
-const appendOnly = new WeakSet<ArrayBufferLike>();
+/**
+ * The buffers of `ConversationIds` arrays, whose written ids are immutable (see `isAppendOnly`),
+ * each with the array it copied its first ids from, if any (see `copiedFrom`).
+ */
+const appendOnly = new WeakMap<ArrayBufferLike, CopiedPrefix | null>();
+
+/** The first `length` ids of an array are those of `source`'s buffer (weakly held: it may be gone). */
+export interface CopiedPrefix {
+  readonly source: WeakRef<ArrayBufferLike>;
+  readonly length: number;
+}
 
 /** Room left after the ids a new array is made for: an eighth of them, at least 256 ids. */
 function withRoom(ids: number): number {
@@ -23,14 +32,16 @@ export class ConversationIds {
   /** An array with room for `capacity` ids. */
   constructor(capacity: number) {
     this.ids = new Uint32Array(capacity);
-    appendOnly.add(this.ids.buffer);
+    appendOnly.set(this.ids.buffer, null);
   }
 
-  /** A new array holding `prefix`, with room for `room` more ids (and some spare). */
+  /** A new array holding `prefix` (a view of another array's start), with room for `room` more ids (and some spare). */
   static copyOf(prefix: Uint32Array, room: number): ConversationIds {
     const copy = new ConversationIds(withRoom(prefix.length + room));
     copy.ids.set(prefix);
     copy.written = prefix.length;
+    if (isAppendOnly(prefix))
+      appendOnly.set(copy.ids.buffer, { source: new WeakRef(prefix.buffer), length: prefix.length });
     return copy;
   }
 
@@ -86,4 +97,9 @@ export class ConversationIds {
  */
 export function isAppendOnly(ids: Uint32Array): boolean {
   return ids.byteOffset === 0 && appendOnly.has(ids.buffer);
+}
+
+/** The array whose first ids `ids`' array copied (a fork's base), or null. */
+export function copiedFrom(ids: Uint32Array): CopiedPrefix | null {
+  return appendOnly.get(ids.buffer) ?? null;
 }
