@@ -134,19 +134,25 @@ export function handleInference(
  * Runs a parsed request through the lifecycle and forwards `body` to `request.path` on the picked
  * endpoint, answering on `sink`. Never rejects.
  */
-export async function serveRequest(
+export function serveRequest(
   deps: InferenceDeps,
   request: SchedulingRequest,
   body: Buffer,
   sink: ClientSink,
 ): Promise<void> {
   const endpoints = deps.pool.candidates(request.model);
-  if (endpoints.length === 0) return sendError(sink, missingEndpointsError(deps.pool, request.model));
+  if (endpoints.length === 0) {
+    sendError(sink, missingEndpointsError(deps.pool, request.model));
+    return ANSWERED;
+  }
   // Client-chosen model names would make label cardinality unbounded: only served models count.
   const model = deps.pool.models().includes(request.model) ? request.model : "other";
   const series = deps.metrics.forModel(model);
-  await new RequestFlow(deps, request, body, series, sink).run(endpoints);
+  return new RequestFlow(deps, request, body, series, sink).run(endpoints);
 }
+
+/** What `serveRequest` returns for a request answered at once. */
+const ANSWERED: Promise<void> = Promise.resolve();
 
 /** The eviction handler given to an admission that never evicts (legacy shedding). */
 const NEVER_EVICTED = (): void => {};
@@ -199,7 +205,10 @@ class RequestFlow {
   async run(candidates: readonly Endpoint[]): Promise<void> {
     this.deps.metrics.requestStarted(this.series);
     const cutOff = this.eviction && this.followDrain(this.eviction);
-    const admitted = await this.admit(candidates);
+    const admitting = this.eviction
+      ? this.admitQueued(this.eviction, candidates)
+      : this.deps.admission.admit(this.request, candidates, undefined, NEVER_EVICTED);
+    const admitted = admitting instanceof Promise ? await admitting : admitting;
     if (admitted instanceof LlmdError) this.fail(admitted);
     else {
       this.lease = admitted;
@@ -232,11 +241,12 @@ class RequestFlow {
     return cutOff;
   }
 
-  /** Admission; while it may queue, leaving the client cancels the wait. */
-  private async admit(candidates: readonly Endpoint[]): Promise<Lease | LlmdError> {
+  /** Admission that may queue (flow control): leaving the client cancels the wait. */
+  private async admitQueued(
+    eviction: AbortController,
+    candidates: readonly Endpoint[],
+  ): Promise<Lease | LlmdError> {
     const { admission } = this.deps;
-    if (!this.eviction) return admission.admit(this.request, candidates, undefined, NEVER_EVICTED);
-    const eviction = this.eviction;
     const client = new AbortController();
     const onClose = () => {
       if (!this.res.writableFinished) client.abort();
@@ -267,12 +277,18 @@ class RequestFlow {
 
   /** One scheduling + dispatch attempt: "done", an error to answer with, or the unreachable key. */
   private async attempt(endpoints: readonly Endpoint[]): Promise<"done" | LlmdError | string> {
-    const { lifecycle } = this.deps;
+    const { lifecycle, inflight } = this.deps;
     const placed = lifecycle.place(this.request, endpoints);
     const placement = placed instanceof Promise ? await placed : placed;
     if (placement instanceof LlmdError) return placement;
     const target = placement.target;
-    const outcome = await this.dispatch(placement);
+    inflight.add(target.metadata.key);
+    let outcome: ForwardOutcome | PrefillUnreachable;
+    try {
+      outcome = await this.dispatch(placement);
+    } finally {
+      inflight.remove(target.metadata.key);
+    }
     if (outcome.kind === "prefill-unreachable") return this.prefillGone(placement, outcome);
     if (outcome.kind === "unreachable") {
       lifecycle.complete(placement, "error", undefined);
@@ -291,8 +307,8 @@ class RequestFlow {
    * Forwards to `target` with the headers PreRequest plugins left in `ctx.state` (llm-d's
    * contract); a P/D request with `pd.legs: "router"` runs its two legs from here.
    */
-  private async dispatch(placement: Placement): Promise<ForwardOutcome | PrefillUnreachable> {
-    const { pool, inflight, upstreams, pd } = this.deps;
+  private dispatch(placement: Placement): Promise<ForwardOutcome | PrefillUnreachable> {
+    const { pool, upstreams, pd } = this.deps;
     const { ctx, target } = placement;
     const key = target.metadata.key;
     const decision = ctx.state.get(DISAGG_DECISION_STATE_KEY);
@@ -316,24 +332,18 @@ class RequestFlow {
     // The prefill leg is load on its endpoint too, whoever sends it (the sidecar or the router).
     if (prefillKey) pool.noteDispatched(prefillKey);
     this.lease?.placed(key);
-    inflight.add(key);
-    try {
-      const decode = upstreams.get(target.metadata);
-      if (!prefiller || !pluginHeaders || pd.legs !== "router")
-        return await forward(decode, request, this.res);
-      const legs = {
-        ...request,
-        body: { ...this.request.body, model: this.request.model },
-        headers: withPluginHeaders(this.headers, withoutPrefiller(pluginHeaders)),
-        prefillHostPort: prefiller,
-        prefill: upstreams.forOrigin(`http://${prefiller}`),
-        decode,
-        retry: pd.retry,
-      };
-      return await forwardTwoLegs(legs, this.res);
-    } finally {
-      inflight.remove(key);
-    }
+    const decode = upstreams.get(target.metadata);
+    if (!prefiller || !pluginHeaders || pd.legs !== "router") return forward(decode, request, this.res);
+    const legs = {
+      ...request,
+      body: { ...this.request.body, model: this.request.model },
+      headers: withPluginHeaders(this.headers, withoutPrefiller(pluginHeaders)),
+      prefillHostPort: prefiller,
+      prefill: upstreams.forOrigin(`http://${prefiller}`),
+      decode,
+      retry: pd.retry,
+    };
+    return forwardTwoLegs(legs, this.res);
   }
 
   /**
