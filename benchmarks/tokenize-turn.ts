@@ -1,17 +1,19 @@
 /**
- * `npm run bench -- tokenize-turn [--smoke] [--history=200000] [--new=2000] [--iterations=200]`:
+ * `npm run bench -- tokenize-turn [--smoke] [--history=200000] [--new=2000] [--iterations=200]
+ * [--config=examples/configs/default.yaml]`:
  * what a real tokenizer adds to a chat turn in the router. Conversations of about `--history`
  * Llama-3.1 tokens that the router has already seen get a new turn adding `--new` tokens (an
- * assistant reply and a user message); the real scheduler runs with the default config
- * (examples/configs/default.yaml) plus `token-producer {tokenizer: llama3.1}`, started as the live
+ * assistant reply and a user message); the real scheduler runs with `--config` (default:
+ * examples/configs/default.yaml) plus `token-producer {tokenizer: llama3.1}`, started as the live
  * router starts it (worker thread on). Timed per turn, from the parsed body to the decision's
  * pre-request hooks: the added latency (p50 / p99), and the longest the event loop was blocked
  * (the longest synchronous section of the decision: worker time does not count). Two kinds of
  * seen turn: the next turn (ten conversations in rotation, each turn continuing its conversation's
  * previous one, from `--history` less half the turns' tokens to `--history` plus as much) and a
  * fork (every turn branching after the same held message, as a regenerated reply does). For
- * comparison: the default config as it is (no token-producer: the prefix producer hashes the
- * text) and an unseen conversation of the same size tokenized from scratch.
+ * comparison: the config as it is (no token-producer: the default's prefix producer hashes the
+ * text, precise.yaml's estimates tokens) and an unseen conversation of the same size tokenized
+ * from scratch.
  * `runTokenizeTurn` is exported for other benchmarks (kv-events). Each body is JSON-parsed fresh,
  * as the gateway does, so no string is shared with an earlier turn.
  * With `NODE_OPTIONS=--expose-gc` a GC runs between turns (untimed).
@@ -40,6 +42,8 @@ export interface TokenizeTurnOptions {
   /** Turns timed per case (the from-scratch case runs a tenth of them, at least 3). */
   iterations: number;
   endpoints: number;
+  /** The EndpointPickerConfig (default: examples/configs/default.yaml). */
+  config?: URL;
 }
 
 /**
@@ -148,18 +152,19 @@ function summary(values: number[]): Spread {
   return { min: sorted[0]!, p50: at(0.5), p99: at(0.99), max: sorted[sorted.length - 1]! };
 }
 
-/** A scheduler over the default config, with `extra` plugins appended; hosted plugins started. */
+/** A scheduler over `config`, with `extra` plugins put first; hosted plugins started. */
 async function scheduler(
+  config: URL,
   extra: string,
   sections: Sections,
 ): Promise<{ scheduler: RequestScheduler; close(): Promise<void> }> {
-  const text = readFileSync(DEFAULT_CONFIG, "utf8").replace("plugins:\n", `plugins:\n${extra}`);
-  const config = loadConfig(text);
-  const hosted = [...config.plugins.values()].filter(isHostedPlugin);
+  const text = readFileSync(config, "utf8").replace("plugins:\n", `plugins:\n${extra}`);
+  const loaded = loadConfig(text);
+  const hosted = [...loaded.plugins.values()].filter(isHostedPlugin);
   for (const plugin of hosted) await plugin.start();
-  sections.watch(config.scheduler);
+  sections.watch(loaded.scheduler);
   return {
-    scheduler: config.scheduler,
+    scheduler: loaded.scheduler,
     close: async () => {
       for (const plugin of hosted) await plugin.close();
     },
@@ -198,6 +203,7 @@ async function decide(
 }
 
 async function timeCase(
+  config: URL,
   name: string,
   extra: string,
   bodies: (i: number) => string,
@@ -206,7 +212,7 @@ async function timeCase(
   endpoints: readonly Endpoint[],
 ): Promise<TokenizeTurnRow> {
   const sections = new Sections();
-  const run = await scheduler(extra, sections);
+  const run = await scheduler(config, extra, sections);
   try {
     for (const body of warm) await decide(run.scheduler, sections, endpoints, body);
     const ms: number[] = [];
@@ -282,9 +288,11 @@ export async function runTokenizeTurn(options: TokenizeTurnOptions): Promise<Tok
     });
   const unseenBodies = Array.from({ length: scratch }, (_, i) => unseen(i));
   const { iterations } = options;
+  const config = options.config ?? DEFAULT_CONFIG;
   return [
     await timeCase(
-      "default config (no token-producer: text hashed)",
+      config,
+      "the config as it is (no token-producer)",
       "",
       withTurn,
       warm,
@@ -292,6 +300,7 @@ export async function runTokenizeTurn(options: TokenizeTurnOptions): Promise<Tok
       endpoints,
     ),
     await timeCase(
+      config,
       "llama3.1, seen conversation, next turn",
       real,
       next.body,
@@ -299,8 +308,17 @@ export async function runTokenizeTurn(options: TokenizeTurnOptions): Promise<Tok
       iterations,
       endpoints,
     ),
-    await timeCase("llama3.1, seen conversation, a fork", real, withTurn, warm, iterations, endpoints),
     await timeCase(
+      config,
+      "llama3.1, seen conversation, a fork",
+      real,
+      withTurn,
+      warm,
+      iterations,
+      endpoints,
+    ),
+    await timeCase(
+      config,
       "llama3.1, unseen conversation (from scratch)",
       real,
       (i) => unseenBodies[i]!,
@@ -328,14 +346,18 @@ if (process.argv[1]?.endsWith("tokenize-turn.ts")) {
   const arg = (name: string, fallback: number) =>
     Number(process.argv.find((a) => a.startsWith(`--${name}=`))?.split("=")[1] ?? fallback);
   const smoke = process.argv.includes("--smoke");
+  const configPath =
+    process.argv.find((a) => a.startsWith("--config="))?.slice("--config=".length) ??
+    "examples/configs/default.yaml";
   const options: TokenizeTurnOptions = {
     historyTokens: arg("history", smoke ? 20_000 : 200_000),
     newTokens: arg("new", 2000),
     iterations: arg("iterations", smoke ? 10 : 200),
     endpoints: 16,
+    config: new URL(configPath, `file://${process.cwd()}/`),
   };
   console.log(
-    `a ${options.historyTokens}-token chat turn adding ${options.newTokens} tokens, default config over ` +
+    `a ${options.historyTokens}-token chat turn adding ${options.newTokens} tokens, ${configPath} over ` +
       `${options.endpoints} endpoints (node ${process.version}, gc between turns: ${collect ? "yes" : "no"}, ` +
       `load average ${loadavg()[0]!.toFixed(1)})`,
   );
