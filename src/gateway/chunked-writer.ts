@@ -1,6 +1,7 @@
 /**
  * Writes a relayed stream's body to the client's socket as HTTP/1.1 chunked frames: one buffer (the
- * size line, the data, CRLF) and one socket write per flush. node:http's `res.write` writes the
+ * size line, the data, CRLF) and one socket write per flush, or, for a lone chunk whose model
+ * server's frame came whole (src/http1), that frame as it is. node:http's `res.write` writes the
  * same frame as four corked pieces (a latin1 size string, CRLF, the data, CRLF), uncorked into one
  * `writev` on the next tick; a relayed token needs none of that. node:http still writes the head
  * before and the last chunk (`res.end()`) after, so the bytes on the socket are what `res.write`
@@ -27,6 +28,11 @@ export class ChunkedWriter {
     at = frame.writeUInt16BE(CRLF, at);
     for (const chunk of chunks) at += chunk.copy(frame, at);
     frame.writeUInt16BE(CRLF, at);
+    return this.socket.write(frame);
+  }
+
+  /** Writes `frame`, a whole chunk frame as a model server sent it, as it is; false when the socket is full. */
+  writeFrame(frame: Buffer): boolean {
     return this.socket.write(frame);
   }
 

@@ -1,13 +1,17 @@
 /**
- * The proxy hop for one attempt on one endpoint, on undici's low-level dispatch API: streaming
- * (SSE) bodies are piped to the client chunk by chunk with back-pressure (the upstream is paused
- * while the client socket is full, so a slow reader holds only its own stream), JSON bodies are
- * buffered (they are small, and buffering lets an upstream failure become a clean 502).
+ * The proxy hop for one attempt on one endpoint, through the router's HTTP/1.1 client
+ * (src/http1) or undici's dispatch API (the same handler serves both): streaming (SSE) bodies are
+ * piped to the client chunk by chunk with back-pressure (the upstream is paused while the client
+ * socket is full, so a slow reader holds only its own stream), JSON bodies are buffered (they are
+ * small, and buffering lets an upstream failure become a clean 502). With the HTTP/1.1 client, a
+ * model server's chunk frame that is flushed alone goes to a chunked client leg as it came.
  */
 import type { IncomingHttpHeaders } from "node:http";
 import type { ClientSink } from "./types.ts";
 import type { Dispatcher } from "undici";
 import { LlmdError } from "../api/errors.ts";
+import type { ExchangeController, ResponseHandler } from "../http1/exchange.ts";
+import { Http1Pool } from "../http1/pool.ts";
 import { flowOutcomeError } from "../flow-control/outcome-errors.ts";
 import type { ResponseUsage, TerminationCause } from "../scheduler/framework/types.ts";
 import { type ChunkedWriter, chunkedWriterFor } from "./chunked-writer.ts";
@@ -69,8 +73,17 @@ const UNREACHABLE_CODES = new Set([
   "ENOTFOUND",
   "EAI_AGAIN",
   "UND_ERR_CONNECT_TIMEOUT",
+  "HTTP1_CONNECT_TIMEOUT",
 ]);
-const TIMEOUT_CODES = new Set(["UND_ERR_HEADERS_TIMEOUT", "UND_ERR_BODY_TIMEOUT"]);
+const TIMEOUT_CODES = new Set([
+  "UND_ERR_HEADERS_TIMEOUT",
+  "UND_ERR_BODY_TIMEOUT",
+  "HTTP1_HEADERS_TIMEOUT",
+  "HTTP1_BODY_TIMEOUT",
+]);
+
+/** A model server's connections: the router's HTTP/1.1 pool, or any undici dispatcher. */
+export type Upstream = Http1Pool | Dispatcher;
 
 /** A model server's refusal while it drains: 503 with llm-d's dropped reason (`llmd sim` answers so). */
 function isDrainingRefusal(statusCode: number, headers: IncomingHttpHeaders): boolean {
@@ -85,19 +98,15 @@ class ClientGone extends Error {
   override readonly name = "ClientGone";
 }
 
-/** Forwards `req` through `dispatcher`, writing the answer to `res`. Never rejects. */
-export function forward(
-  dispatcher: Dispatcher,
-  req: ForwardRequest,
-  res: ClientSink,
-): Promise<ForwardOutcome> {
+/** Forwards `req` through `upstream`, writing the answer to `res`. Never rejects. */
+export function forward(upstream: Upstream, req: ForwardRequest, res: ClientSink): Promise<ForwardOutcome> {
   return new Promise((resolve) => {
-    new ForwardHandler(req, res, resolve).start(dispatcher);
+    new ForwardHandler(req, res, resolve).start(upstream);
   });
 }
 
-class ForwardHandler implements Dispatcher.DispatchHandler, Flushable {
-  private controller: Dispatcher.DispatchController | undefined;
+class ForwardHandler implements Dispatcher.DispatchHandler, ResponseHandler, Flushable {
+  private controller: ExchangeController | undefined;
   private clientGone = false;
   private status = 0;
   private headers: IncomingHttpHeaders = {};
@@ -108,6 +117,11 @@ class ForwardHandler implements Dispatcher.DispatchHandler, Flushable {
   /** Stream chunks waiting for the flusher's next tick (`ForwardRequest.flusher`). */
   private readonly pending: Buffer[] = [];
   private pendingBytes = 0;
+  /**
+   * The frame a lone pending chunk came in, as the model server sent it (src/http1): written as it
+   * is, no copy. Several pending chunks are framed again as one, so a flush stays one HTTP chunk.
+   */
+  private pendingFrame: Buffer | undefined;
   /** Frames a stream straight onto the client's socket when the sink is a plain HTTP/1.1 response. */
   private writer: ChunkedWriter | undefined;
   private readonly onClientClose = (): void => {
@@ -132,7 +146,7 @@ class ForwardHandler implements Dispatcher.DispatchHandler, Flushable {
     private readonly resolve: (outcome: ForwardOutcome) => void,
   ) {}
 
-  start(dispatcher: Dispatcher): void {
+  start(upstream: Upstream): void {
     const signal = this.req.signal;
     if (signal?.aborted) {
       this.onEvict();
@@ -142,20 +156,18 @@ class ForwardHandler implements Dispatcher.DispatchHandler, Flushable {
     signal?.addEventListener("abort", this.onEvict, { once: true });
     this.res.once("close", this.onClientClose);
     const { path, headers, body } = this.req;
-    dispatcher.dispatch({ origin: undefined, path, method: "POST", headers, body }, this);
+    const request = { path, method: "POST" as const, headers, body };
+    if (upstream instanceof Http1Pool) upstream.dispatch(request, this);
+    else upstream.dispatch({ ...request, origin: undefined }, this);
   }
 
-  onRequestStart(controller: Dispatcher.DispatchController): void {
+  onRequestStart(controller: ExchangeController): void {
     this.controller = controller;
     if (this.evictedWith) controller.abort(this.evictedWith);
     else if (this.clientGone || this.res.destroyed) controller.abort(new ClientGone("client disconnected"));
   }
 
-  onResponseStart(
-    _controller: Dispatcher.DispatchController,
-    statusCode: number,
-    headers: IncomingHttpHeaders,
-  ): void {
+  onResponseStart(_controller: ExchangeController, statusCode: number, headers: IncomingHttpHeaders): void {
     this.status = statusCode;
     this.headers = headers;
     if (isDrainingRefusal(statusCode, headers)) {
@@ -176,7 +188,16 @@ class ForwardHandler implements Dispatcher.DispatchHandler, Flushable {
     }
   }
 
-  onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
+  onResponseData(controller: ExchangeController, chunk: Buffer): void {
+    this.take(controller, chunk, undefined);
+  }
+
+  onResponseFrame(controller: ExchangeController, payload: Buffer, frame: Buffer): void {
+    this.take(controller, payload, frame);
+  }
+
+  /** One piece of the body; `frame`: the whole chunk frame it came in, when the client gave it. */
+  private take(controller: ExchangeController, chunk: Buffer, frame: Buffer | undefined): void {
     if (this.settled) return;
     if (this.receivedBytes === 0) this.req.onFirstByte();
     this.receivedBytes += chunk.length;
@@ -187,6 +208,7 @@ class ForwardHandler implements Dispatcher.DispatchHandler, Flushable {
     }
     this.tail.push(chunk);
     if (this.res.destroyed) return;
+    this.pendingFrame = this.pending.length === 0 ? frame : undefined;
     this.pending.push(chunk);
     this.pendingBytes += chunk.length;
     const flusher = this.req.flusher;
@@ -203,13 +225,16 @@ class ForwardHandler implements Dispatcher.DispatchHandler, Flushable {
     if (!this.res.destroyed) this.writeToClient();
     this.pending.length = 0;
     this.pendingBytes = 0;
+    this.pendingFrame = undefined;
   }
 
   /** Writes the pending chunks to the client; a full socket pauses the upstream until it drains. */
   private writeToClient(): void {
     const { pending, pendingBytes, writer } = this;
     if (writer) {
-      if (writer.write(pending, pendingBytes)) return;
+      const frame = this.pendingFrame;
+      const written = frame ? writer.writeFrame(frame) : writer.write(pending, pendingBytes);
+      if (written) return;
       writer.onDrain(this.resumeUpstream);
     } else {
       const chunk = pending.length === 1 ? (pending[0] as Buffer) : Buffer.concat(pending, pendingBytes);
@@ -235,7 +260,7 @@ class ForwardHandler implements Dispatcher.DispatchHandler, Flushable {
     this.finish({ kind: "done", cause: "natural", status: this.status, usage });
   }
 
-  onResponseError(_controller: Dispatcher.DispatchController, error: Error): void {
+  onResponseError(_controller: ExchangeController, error: Error): void {
     if (this.settled) return;
     if (this.evictedWith) {
       this.answerEvicted(this.evictedWith);

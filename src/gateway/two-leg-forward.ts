@@ -12,7 +12,7 @@ import type { PrefillRetry } from "../disagg/prefill-leg.ts";
 import { runTwoLegs } from "../disagg/two-legs.ts";
 import type { Dispatcher } from "undici";
 import { CachedTokensSink } from "./cached-tokens-sink.ts";
-import { type ForwardOutcome, type ForwardRequest, forward } from "./forward.ts";
+import { type ForwardOutcome, type ForwardRequest, forward, type Upstream } from "./forward.ts";
 import { clientResponseHeaders } from "./headers.ts";
 import { sendError } from "./respond.ts";
 import type { ClientSink } from "./types.ts";
@@ -26,7 +26,7 @@ export interface TwoLegForwardRequest extends Omit<ForwardRequest, "body" | "hea
   /** The prefill endpoint, `host:port` (as the P/D header names it). */
   prefillHostPort: string;
   prefill: Dispatcher;
-  decode: Dispatcher;
+  decode: Upstream;
   retry: PrefillRetry;
 }
 

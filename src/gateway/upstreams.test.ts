@@ -4,6 +4,7 @@ import { createServer, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { test } from "node:test";
 import type { EndpointMetadata } from "../endpoints/endpoint.ts";
+import type { Http1Pool } from "../http1/pool.ts";
 import { type UpstreamOptions, Upstreams } from "./upstreams.ts";
 
 /** A model server that holds every request open until released, counting how many it holds. */
@@ -41,14 +42,22 @@ async function holdingServer() {
   };
 }
 
+/** Sends one request through `pool`; resolves at the end of its answer. */
+function answered(pool: Http1Pool): Promise<void> {
+  return new Promise((resolve, reject) =>
+    pool.dispatch(
+      { path: "/v1/completions", method: "POST", headers: {}, body: Buffer.from("{}") },
+      { onResponseEnd: () => resolve(), onResponseError: (_c, error) => reject(error) },
+    ),
+  );
+}
+
 /** Sends `count` requests at once and reports how many the server holds once arrivals stop. */
 async function concurrentAtServer(count: number, options: UpstreamOptions): Promise<number> {
   const upstream = await holdingServer();
   const upstreams = new Upstreams(options);
   const pool = upstreams.get(upstream.metadata);
-  const responses = Array.from({ length: count }, () =>
-    pool.request({ path: "/v1/completions", method: "POST", body: "{}" }).then((r) => r.body.text()),
-  );
+  const responses = Array.from({ length: count }, () => answered(pool));
   // Arrivals have stopped once the count holds still for 200 ms (after the first one, which a
   // loaded machine may take longer than that to connect).
   const deadline = Date.now() + 10_000;

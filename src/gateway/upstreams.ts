@@ -1,12 +1,15 @@
 /**
- * One keep-alive undici `Pool` per model-server endpoint, created on first use and closed with
- * the gateway, so connections are reused across requests and a dead endpoint's sockets stay
- * isolated from healthy ones. Pools have no connection cap by default: a request the router
- * dispatched must queue on the model server, where `num_requests_waiting` shows it to the
- * saturation detector, not in a pool where no scraped metric counts it.
+ * The model servers' connections, one keep-alive pool per endpoint, created on first use and
+ * closed with the gateway, so connections are reused across requests and a dead endpoint's sockets
+ * stay isolated from healthy ones. The forward path (src/gateway/forward.ts) runs on the router's
+ * HTTP/1.1 client (src/http1); the P/D prefill leg and the sidecar's pass-through use undici's
+ * `request()` API, so they get undici pools. Pools have no connection cap by default: a request
+ * the router dispatched must queue on the model server, where `num_requests_waiting` shows it to
+ * the saturation detector, not in a pool where no scraped metric counts it.
  */
 import { Pool } from "undici";
 import type { EndpointMetadata } from "../endpoints/endpoint.ts";
+import { Http1Pool } from "../http1/pool.ts";
 
 /** Connection settings for every upstream pool. */
 export interface UpstreamOptions {
@@ -23,31 +26,46 @@ export interface UpstreamOptions {
   bodyTimeoutMs?: number;
 }
 
+/** Idle time of a kept-alive upstream connection, at most (the server's hint may shorten it). */
+const KEEP_ALIVE_MS = 30_000;
+
 /** Origin URL of an endpoint (`http://address:port`). */
 export function endpointOrigin(meta: EndpointMetadata): string {
   const host = meta.address.includes(":") ? `[${meta.address}]` : meta.address;
   return `http://${host}:${meta.port}`;
 }
 
-/** Lazily created undici pools keyed by origin. */
+/** Lazily created pools keyed by origin. */
 export class Upstreams {
   private readonly pools = new Map<string, Pool>();
+  private readonly http1 = new Map<string, Http1Pool>();
   /** Per metadata object (stable while the endpoint is unchanged): skips building the origin string. */
-  private readonly byMetadata = new WeakMap<EndpointMetadata, Pool>();
+  private readonly byMetadata = new WeakMap<EndpointMetadata, Http1Pool>();
 
   constructor(private readonly options: UpstreamOptions = {}) {}
 
-  /** The pool for an endpoint (same instance for the same origin). */
-  get(meta: EndpointMetadata): Pool {
+  /** The forward path's pool for an endpoint (same instance for the same origin). */
+  get(meta: EndpointMetadata): Http1Pool {
     let pool = this.byMetadata.get(meta);
-    if (!pool || pool.destroyed) {
-      pool = this.forOrigin(endpointOrigin(meta));
+    if (!pool || pool.closed) {
+      const origin = endpointOrigin(meta);
+      pool = this.http1.get(origin);
+      if (!pool || pool.closed) {
+        pool = new Http1Pool(meta.address, meta.port, {
+          connections: this.options.connectionsPerEndpoint,
+          connectTimeoutMs: this.options.connectTimeoutMs ?? 2000,
+          headersTimeoutMs: this.options.headersTimeoutMs ?? 600_000,
+          bodyTimeoutMs: this.options.bodyTimeoutMs ?? 300_000,
+          keepAliveMs: KEEP_ALIVE_MS,
+        });
+        this.http1.set(origin, pool);
+      }
       this.byMetadata.set(meta, pool);
     }
     return pool;
   }
 
-  /** The pool for `origin` (`http://host:port`), e.g. a P/D prefill endpoint named by a header. */
+  /** An undici pool for `origin` (`http://host:port`), e.g. a P/D prefill endpoint named by a header. */
   forOrigin(origin: string): Pool {
     let pool = this.pools.get(origin);
     if (!pool) {
@@ -56,17 +74,19 @@ export class Upstreams {
         connectTimeout: this.options.connectTimeoutMs ?? 2000,
         headersTimeout: this.options.headersTimeoutMs ?? 600_000,
         bodyTimeout: this.options.bodyTimeoutMs ?? 300_000,
-        keepAliveTimeout: 30_000,
+        keepAliveTimeout: KEEP_ALIVE_MS,
       });
       this.pools.set(origin, pool);
     }
     return pool;
   }
 
-  /** Destroys every pool (in-flight upstream requests are aborted). */
+  /** Closes every pool (in-flight upstream requests are aborted). */
   async close(): Promise<void> {
     const pools = [...this.pools.values()];
     this.pools.clear();
+    for (const pool of this.http1.values()) pool.close();
+    this.http1.clear();
     await Promise.all(pools.map((p) => p.destroy()));
   }
 }
