@@ -357,6 +357,18 @@ describe("Http1Pool", () => {
     pool.close();
   });
 
+  it("a connection handed to a waiting exchange reads again after its last reader paused it", async () => {
+    const server = await rawServer((socket) => socket.write(ok("ok")));
+    const pool = new Http1Pool("127.0.0.1", server.port, { ...OPTIONS, connections: 1 });
+    const [first, second] = await Promise.all([
+      send(pool, POST, { atFirstData: (c) => c.pause() }),
+      send(pool),
+    ]);
+    assert.deepEqual([first.body, second.body], ["ok", "ok"]);
+    assert.equal(server.sockets.length, 1);
+    pool.close();
+  });
+
   it("fails running and waiting exchanges when closed", async () => {
     const server = await rawServer(() => {});
     const pool = new Http1Pool("127.0.0.1", server.port, { ...OPTIONS, connections: 1 });

@@ -97,12 +97,14 @@ export class Http1Pool implements ConnectionOwner, ExchangeOwner {
       connection.destroy();
       return;
     }
+    // A reader's back-pressure paused the last exchange; the next one (or the idle wait for the
+    // server's close) reads again.
+    if (connection.socket.isPaused()) connection.socket.resume();
     const next = this.nextWaiting();
     if (next) {
       connection.start(next);
       return;
     }
-    if (connection.socket.isPaused()) connection.socket.resume();
     connection.since = this.now;
     this.idle.push(connection);
   }
