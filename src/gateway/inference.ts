@@ -91,8 +91,12 @@ export async function withBody(
   const lease = deps.bodies.lease(heldPerByte);
   try {
     const limits = { limitBytes: deps.maxBodyBytes, timeoutMs: deps.bodyTimeoutMs, lease };
-    const raw = await readBody(req, limits).catch(() => undefined);
-    if (raw === undefined) return;
+    let raw: Buffer | LlmdError;
+    try {
+      raw = await readBody(req, limits);
+    } catch {
+      return;
+    }
     if (raw instanceof LlmdError)
       return sendError(res, raw, closesConnection(raw) ? { connection: "close" } : {});
     await serve(raw);
@@ -121,10 +125,12 @@ export function handleInference(
     deps,
     req,
     res,
-    async (raw) => {
+    (raw) => {
       const request = parseInferenceRequest(path, flattenHeaders(req.headers), raw);
-      if (request instanceof LlmdError) return sendError(res, request);
-      await serveRequest(deps, request, upstreamBody(request, raw), res);
+      if (!(request instanceof LlmdError))
+        return serveRequest(deps, request, upstreamBody(request, raw), res);
+      sendError(res, request);
+      return ANSWERED;
     },
     heldPerByte,
   );

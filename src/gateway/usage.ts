@@ -5,6 +5,7 @@
  * with `stream_options.include_usage`) or at the end of the JSON body.
  */
 import type { ResponseUsage } from "../scheduler/framework/types.ts";
+import { NOT_PLAIN, plainUsageAt } from "./usage-bytes.ts";
 
 /** How much of a body's end is kept: a usage chunk is well under 1 KiB. */
 const TAIL_BYTES = 4096;
@@ -60,6 +61,17 @@ function toUsage(raw: Record<string, unknown>): ResponseUsage | undefined {
   return { promptTokens: prompt, completionTokens: completion, cachedTokens: cached };
 }
 
+/** The usage in the object `buf[start, end)`: read from its bytes when plain, else by `JSON.parse`. */
+function usageAt(buf: Buffer, start: number, end: number): ResponseUsage | undefined {
+  const plain = plainUsageAt(buf, start, end);
+  if (plain !== NOT_PLAIN) return plain;
+  try {
+    return toUsage(JSON.parse(buf.toString("utf8", start, end)));
+  } catch {
+    return undefined;
+  }
+}
+
 /** The last non-null `"usage"` object in `buf`, or undefined when there is none. */
 export function findUsage(buf: Buffer): ResponseUsage | undefined {
   let at = buf.lastIndexOf(USAGE_KEY);
@@ -67,13 +79,7 @@ export function findUsage(buf: Buffer): ResponseUsage | undefined {
     const start = skipSpaceAndColon(buf, at + USAGE_KEY.length);
     if (buf[start] === 0x7b) {
       const end = objectEnd(buf, start);
-      if (end > 0) {
-        try {
-          return toUsage(JSON.parse(buf.toString("utf8", start, end)));
-        } catch {
-          return undefined;
-        }
-      }
+      if (end > 0) return usageAt(buf, start, end);
     }
     at = at === 0 ? -1 : buf.lastIndexOf(USAGE_KEY, at - 1);
   }
