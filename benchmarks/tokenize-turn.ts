@@ -16,7 +16,8 @@
  * from scratch.
  * `runTokenizeTurn` is exported for other benchmarks (kv-events). Each body is JSON-parsed fresh,
  * as the gateway does, so no string is shared with an earlier turn.
- * With `NODE_OPTIONS=--expose-gc` a GC runs between turns (untimed).
+ * With `NODE_OPTIONS=--expose-gc` a GC runs between turns (untimed); the collections that ran
+ * during the timed turns are counted, with the longest.
  */
 import { readdirSync, readFileSync } from "node:fs";
 import { loadavg } from "node:os";
@@ -27,6 +28,7 @@ import { isHostedPlugin } from "../src/scheduler/framework/hosted.ts";
 import type { Scheduler } from "../src/scheduler/framework/scheduler.ts";
 import { makeContext, makeEndpoint } from "../src/scheduler/framework/testing.ts";
 import type { DataProducer, RequestScheduler, SchedulingResult } from "../src/scheduler/framework/types.ts";
+import { type GcPauses, watchGc } from "./kv-events/gc-pauses.ts";
 
 const DEFAULT_CONFIG = new URL("../examples/configs/default.yaml", import.meta.url);
 const CHAT = "/v1/chat/completions";
@@ -59,6 +61,8 @@ export interface TokenizeTurnRow {
   /** The turn's time on the event loop (the rest was on the worker thread). */
   onLoopMs: Spread;
   blockMs: Spread;
+  /** Collections that ran during the timed turns (the forced ones between turns excluded), and the longest. */
+  gc: { count: number; longestMs: number };
 }
 
 type Message = { role: string; content: string };
@@ -177,12 +181,13 @@ async function decide(
   sections: Sections,
   endpoints: readonly Endpoint[],
   body: string,
-): Promise<{ ms: number; blockMs: number; onLoopMs: number; promptTokens: number | null }> {
+): Promise<{ ms: number; blockMs: number; onLoopMs: number; promptTokens: number | null; gc: GcPauses }> {
   if (collect) {
     collect();
     await new Promise((resolve) => setTimeout(resolve, 2));
   }
   const parsed = JSON.parse(body) as { messages: Message[] };
+  const gc = watchGc();
   sections.open();
   const t0 = performance.now();
   const ctx = makeContext({
@@ -197,9 +202,11 @@ async function decide(
   const ms = performance.now() - t0;
   sections.close();
   const blockMs = sections.longest;
+  const pauses = await gc.stop();
   const picked = result.profileResults.get(result.primaryProfileName)!.targetEndpoints[0]!;
   scheduler.complete(ctx, picked, "natural", undefined);
-  return { ms, blockMs, onLoopMs: sections.onLoop, promptTokens: ctx.request.tokens?.length ?? null };
+  const promptTokens = ctx.request.tokens?.length ?? null;
+  return { ms, blockMs, onLoopMs: sections.onLoop, promptTokens, gc: pauses };
 }
 
 async function timeCase(
@@ -219,12 +226,15 @@ async function timeCase(
     const blocks: number[] = [];
     const onLoop: number[] = [];
     const tokens: number[] = [];
+    const gc = { count: 0, longestMs: 0 };
     for (let i = 0; i < turns; i++) {
       const one = await decide(run.scheduler, sections, endpoints, bodies(i));
       ms.push(one.ms);
       blocks.push(one.blockMs);
       onLoop.push(one.onLoopMs);
       if (one.promptTokens !== null) tokens.push(one.promptTokens);
+      gc.count += one.gc.all;
+      gc.longestMs = Math.max(gc.longestMs, one.gc.longestMs);
     }
     const promptTokens = tokens.length > 0 ? { min: Math.min(...tokens), max: Math.max(...tokens) } : null;
     return {
@@ -234,6 +244,7 @@ async function timeCase(
       addedMs: summary(ms),
       onLoopMs: summary(onLoop),
       blockMs: summary(blocks),
+      gc,
     };
   } finally {
     await run.close();
@@ -339,6 +350,7 @@ export function tokenizeTurnTable(rows: readonly TokenizeTurnRow[]): Record<stri
     "added ms min / p50 / p99 / max": f(r.addedMs),
     "on the event loop ms": f(r.onLoopMs),
     "longest block ms": f(r.blockMs),
+    "GCs in turns (longest ms)": `${r.gc.count} (${r.gc.longestMs.toFixed(2)})`,
   }));
 }
 
