@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { seededRandom } from "../core/random.ts";
-import { parseJsonBytes, stringPieces } from "./json-bytes.ts";
+import { parseJsonBytes } from "./json-bytes.ts";
 
 /** A string long enough to be decoded natively, in a body large enough to be scanned. */
 const LONG = "x".repeat(70 * 1024);
@@ -92,42 +92,6 @@ test("invalid UTF-8 inside a long string decodes as Buffer#toString does (replac
     json.subarray(-2),
   ]);
   assertLikeJsonParse(cutBeforeQuote);
-});
-
-test("a long string is decoded in pieces cut between characters, each below V8's large-object size", () => {
-  // Characters of 1 to 4 UTF-8 bytes, shifted so that every kind straddles the 32 KB cuts somewhere.
-  for (const [shift, unit] of [
-    [0, "a"],
-    [1, "é"],
-    [2, "€"],
-    [3, "😀"],
-    [5, "a€é😀"],
-  ] as const) {
-    const prompt = `${"x".repeat(shift)}${unit.repeat(Math.ceil((300 * 1024) / Buffer.byteLength(unit)))}`;
-    const raw = body(JSON.stringify({ model: "m", prompt, messages: [{ role: "user", content: prompt }] }));
-    assertLikeJsonParse(raw, `shift ${shift}, ${unit}`);
-    const parsed = parseJsonBytes(raw) as { prompt: string; messages: { content: string }[] };
-    for (const [holder, key] of [
-      [parsed, "prompt"],
-      [parsed.messages[0]!, "content"],
-    ] as const) {
-      const pieces = stringPieces(holder, key)!;
-      assert.ok(pieces.length > 1, `${unit}: in pieces`);
-      assert.equal(pieces.join(""), prompt);
-      for (const piece of pieces) assert.ok(Buffer.byteLength(piece) <= 32 * 1024);
-    }
-  }
-  // Short strings, and long ones that are not valid UTF-8, are decoded whole.
-  const short = parseJsonBytes(body(JSON.stringify({ prompt: "x".repeat(20 * 1024), filler: LONG })));
-  assert.equal(stringPieces(short as object, "prompt"), undefined);
-  const json = body(`{"prompt":"${LONG}${LONG}"}`);
-  const invalid = Buffer.concat([
-    json.subarray(0, 40 * 1024),
-    Buffer.from([0xe2, 0x82]),
-    json.subarray(40 * 1024),
-  ]);
-  assertLikeJsonParse(invalid);
-  assert.equal(stringPieces(parseJsonBytes(invalid) as object, "prompt"), undefined);
 });
 
 test("seeded random documents mixing long and short strings, escapes and structure", () => {

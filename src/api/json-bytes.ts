@@ -6,14 +6,7 @@
  * escape and no control character is cut out and decoded natively, a placeholder takes its place
  * in the text JSON.parse reads, and a reviver puts the decoded string back. The result, and every
  * error, is exactly `JSON.parse(raw.toString("utf8"))`'s.
- *
- * A string of more than `PIECE_BYTES` of valid UTF-8 is decoded in pieces of at most that many
- * bytes, cut between characters, and its value is their concatenation: one flat 800 KB string
- * is a fresh large-object allocation (≈ 200 page faults, 0.6 ms or more), the pieces are
- * young-generation strings. A reader that takes pieces gets them from `stringPieces`, so V8 never
- * flattens the concatenation (writing a string into a buffer flattens it first).
  */
-import { isUtf8 } from "node:buffer";
 import { randomBytes } from "node:crypto";
 
 /** Bodies from this size on are scanned for long strings; smaller ones go to JSON.parse whole. */
@@ -22,18 +15,10 @@ const SCAN_FROM_BYTES = 64 * 1024;
 /** String literals from this many bytes on (quotes excluded) are decoded natively. */
 const LONG_STRING_BYTES = 4 * 1024;
 
-/**
- * Longest piece of a string decoded in pieces, in bytes: its UTF-16 string (≤ 64 KB even when
- * every character takes two bytes) stays below V8's large-object size (128 KB).
- */
-const PIECE_BYTES = 32 * 1024;
-
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
 const COLON = 0x3a;
 const FIRST_PRINTABLE = 0x20;
-const UTF8_CONTINUATION_BITS = 0xc0;
-const UTF8_CONTINUATION = 0x80;
 
 /**
  * Prefix of the placeholder strings, random per process: a client cannot send a string that a
@@ -42,23 +27,12 @@ const UTF8_CONTINUATION = 0x80;
 const PLACEHOLDER_TAG = `\u0000llmd-${randomBytes(16).toString("hex")}:`;
 const PLACEHOLDER_JSON_TAG = `"\\u0000${PLACEHOLDER_TAG.slice(1)}`;
 
-/** The pieces of the strings decoded in pieces, by the object (or array) holding each, then key. */
-const piecesByHolder = new WeakMap<object, Map<string, readonly string[]>>();
-
-/**
- * The pieces whose concatenation is the string `holder[key]` when `parseJsonBytes` decoded it in
- * pieces, else undefined (a string there is whole).
- */
-export function stringPieces(holder: object, key: string): readonly string[] | undefined {
-  return piecesByHolder.get(holder)?.get(key);
-}
-
 /** Parses a JSON body from its UTF-8 bytes; throws JSON.parse's own SyntaxError on invalid JSON. */
 export function parseJsonBytes(raw: Buffer): unknown {
   if (raw.length < SCAN_FROM_BYTES) return JSON.parse(raw.toString("utf8"));
   const spans = longStringSpans(raw);
   if (spans.length === 0) return JSON.parse(raw.toString("utf8"));
-  const strings: (string | string[])[] = [];
+  const strings: string[] = [];
   let text = "";
   let at = 0;
   for (let i = 0; i < spans.length; i += 2) {
@@ -66,45 +40,20 @@ export function parseJsonBytes(raw: Buffer): unknown {
     const end = spans[i + 1]!;
     // Spans start and end next to an ASCII quote, so no UTF-8 sequence is ever cut in two.
     text += `${raw.toString("utf8", at, start - 1)}${PLACEHOLDER_JSON_TAG}${strings.length}"`;
-    strings.push(decodeSpan(raw, start, end));
+    strings.push(raw.toString("utf8", start, end));
     at = end + 1;
   }
   text += raw.toString("utf8", at);
   try {
-    return JSON.parse(text, function (this: object, key: string, value: unknown) {
-      if (typeof value !== "string" || !value.startsWith(PLACEHOLDER_TAG)) return value;
-      const decoded = strings[Number(value.slice(PLACEHOLDER_TAG.length))]!;
-      return typeof decoded === "string" ? decoded : joinPieces(this, key, decoded);
-    });
+    return JSON.parse(text, (_key, value) =>
+      typeof value === "string" && value.startsWith(PLACEHOLDER_TAG)
+        ? strings[Number(value.slice(PLACEHOLDER_TAG.length))]
+        : value,
+    );
   } catch {
     // The placeholders moved the error's position: let JSON.parse word it on the original text.
     return JSON.parse(raw.toString("utf8"));
   }
-}
-
-/** The string of `raw[start, end)`, or its pieces when it is longer than a piece and valid UTF-8. */
-function decodeSpan(raw: Buffer, start: number, end: number): string | string[] {
-  if (end - start <= PIECE_BYTES || !isUtf8(raw.subarray(start, end)))
-    return raw.toString("utf8", start, end);
-  const pieces: string[] = [];
-  for (let at = start; at < end; ) {
-    let cut = Math.min(end, at + PIECE_BYTES);
-    // Valid UTF-8: a character's first byte is at most 3 bytes back.
-    while (cut < end && (raw[cut]! & UTF8_CONTINUATION_BITS) === UTF8_CONTINUATION) cut--;
-    pieces.push(raw.toString("utf8", at, cut));
-    at = cut;
-  }
-  return pieces;
-}
-
-/** The concatenation of `pieces` (left unflattened), recorded as `holder[key]`'s pieces. */
-function joinPieces(holder: object, key: string, pieces: readonly string[]): string {
-  let byKey = piecesByHolder.get(holder);
-  if (!byKey) piecesByHolder.set(holder, (byKey = new Map()));
-  byKey.set(key, pieces);
-  let joined = "";
-  for (const piece of pieces) joined += piece;
-  return joined;
 }
 
 /**

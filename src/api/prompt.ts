@@ -3,8 +3,6 @@
  * it) and the router (which hashes it), so both see exactly the same prefix structure.
  * Like a chat template: each message is `<|role|>\n` + its text + `\n`, then `<|assistant|>\n`.
  */
-import { stringPieces } from "./json-bytes.ts";
-
 export interface ChatMessageLike {
   role: string;
   content?: unknown;
@@ -25,39 +23,14 @@ export function contentText(content: unknown): string {
 
 /**
  * The chat prompt as the pieces `renderChat` concatenates, in order. Each message's text stays
- * the string JSON.parse made (a long one as the pieces the router's parse decoded it in,
- * `stringPieces`), so a reader that can consume pieces (the router's prefix hasher) never pays
- * for copying an 800 KB concatenation flat.
+ * the string JSON.parse made, so a reader that can consume pieces (the router's prefix hasher)
+ * never pays for copying an 800 KB concatenation flat.
  */
 export function renderChatParts(messages: readonly ChatMessageLike[]): string[] {
   const parts: string[] = [];
-  for (const m of messages) {
-    parts.push(`<|${m.role}|>\n`);
-    pushContent(parts, m);
-    parts.push("\n");
-  }
+  for (const m of messages) parts.push(`<|${m.role}|>\n`, contentText(m.content), "\n");
   parts.push("<|assistant|>\n");
   return parts;
-}
-
-/** Appends the pieces of `contentText(message.content)`. */
-function pushContent(parts: string[], message: ChatMessageLike): void {
-  const content = message.content;
-  if (typeof content === "string") pushString(parts, message, "content");
-  else if (Array.isArray(content)) {
-    for (const part of content) {
-      if (part && typeof part === "object" && typeof (part as { text?: unknown }).text === "string") {
-        pushString(parts, part, "text");
-      }
-    }
-  }
-}
-
-/** Appends the string `holder[key]`, as its decoded pieces when the parse kept them. */
-function pushString(parts: string[], holder: object, key: string): void {
-  const pieces = stringPieces(holder, key);
-  if (pieces) for (const piece of pieces) parts.push(piece);
-  else parts.push((holder as Record<string, string>)[key]!);
 }
 
 /** Prompt text for a chat request: the concatenation of `renderChatParts`. */

@@ -1,10 +1,8 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { parseJsonBytes } from "../../../api/json-bytes.ts";
 import { renderChat } from "../../../api/prompt.ts";
 import { type PrefixMatchResult, readPrefixMatch } from "../../../kv-index/index.ts";
 import { makeContext, makeEndpoint } from "../../framework/testing.ts";
-import { promptPieces } from "../shared/prompt-pieces.ts";
 import { instantiate, resultFor } from "../testing.ts";
 import type { TerminationCause } from "../../framework/types.ts";
 import {
@@ -171,40 +169,5 @@ test("a chat is hashed from its messages in place, with the keys of its rendered
   assert.deepEqual(
     keysOf({ path: "/v1/chat/completions", promptText: other, body: { messages } }),
     keysOf({ promptText: other }),
-  );
-});
-
-test("a long prompt the gateway's parse decoded in pieces has the keys of its flat text", () => {
-  const producer = instantiate<ApproxPrefixCacheProducer>(definition);
-  const keysOf = (request: Parameters<typeof makeContext>[0]) => {
-    const ctx = makeContext(request);
-    producer.produce(ctx, endpoints);
-    return readPrefixMatch(ctx.state, producer.stateKey)!.hashes;
-  };
-  const long = `hi é😀 ${"lorem ipsum € ".repeat(30_000)}`;
-  const completion = parseJsonBytes(Buffer.from(JSON.stringify({ model: "m", prompt: long }))) as {
-    prompt: string;
-  };
-  const flat = keysOf({ promptText: `${long}` });
-  assert.equal(flat.length, Math.ceil(long.length / 256));
-  const parsed = { path: "/v1/completions", promptText: completion.prompt, body: completion };
-  assert.ok(Array.isArray(promptPieces(makeContext(parsed).request)), "hashed from the pieces");
-  assert.deepEqual(keysOf(parsed), flat);
-  const messages = [
-    { role: "system", content: long },
-    {
-      role: "user",
-      content: [
-        { type: "text", text: long },
-        { type: "text", text: "short" },
-      ],
-    },
-  ];
-  const chat = parseJsonBytes(Buffer.from(JSON.stringify({ model: "m", messages }))) as {
-    messages: typeof messages;
-  };
-  assert.deepEqual(
-    keysOf({ path: "/v1/chat/completions", promptText: renderChat(chat.messages), body: chat }),
-    keysOf({ promptText: renderChat(messages) }),
   );
 });

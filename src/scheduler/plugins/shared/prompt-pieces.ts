@@ -2,10 +2,8 @@
  * The prompt text to hash, as pieces when that avoids a copy. The gateway's chat `promptText` is
  * `renderChat(messages)`, a lazily concatenated string: the first read of its characters copies
  * it flat (≈ 0.6 ms at 800 KB, with a long tail: a fresh large allocation). Hashing
- * `renderChatParts(messages)` instead reads the message strings JSON.parse made, in place; a long
- * completions prompt, which the gateway's parse decodes in pieces, is read as those pieces.
+ * `renderChatParts(messages)` instead reads the message strings JSON.parse made, in place.
  */
-import { stringPieces } from "../../../api/json-bytes.ts";
 import { type ChatMessageLike, renderChatParts } from "../../../api/prompt.ts";
 import { hashTextBlocks, heldPrefixBlocks, prefixSeed } from "../../../kv-index/index.ts";
 import type { Tokenizer } from "../../../tokenizer/tokenizer.ts";
@@ -15,18 +13,15 @@ import type { SchedulingRequest } from "../../framework/types.ts";
 const CHAT_PATH = "/v1/chat/completions";
 
 /**
- * `promptText`, or pieces that concatenate to it: a chat's rendered parts, or the decoded pieces
- * of a completions `prompt`. The pieces are used only when their total length equals
- * `promptText`'s (an O(1) check that needs no flattening), so a gateway that renders differently
- * falls back to the text itself.
+ * `promptText`, or the chat pieces that concatenate to it. The pieces are used only when their
+ * total length equals `promptText`'s (an O(1) check that needs no flattening), so a gateway that
+ * renders differently falls back to the text itself.
  */
 export function promptPieces(request: SchedulingRequest): string | readonly string[] {
   const messages = request.body.messages;
-  const pieces =
-    request.path === CHAT_PATH && Array.isArray(messages)
-      ? renderChatParts(messages as ChatMessageLike[])
-      : stringPieces(request.body, "prompt");
-  return pieces && textLength(pieces) === request.promptText.length ? pieces : request.promptText;
+  if (request.path !== CHAT_PATH || !Array.isArray(messages)) return request.promptText;
+  const parts = renderChatParts(messages as ChatMessageLike[]);
+  return textLength(parts) === request.promptText.length ? parts : request.promptText;
 }
 
 /**
