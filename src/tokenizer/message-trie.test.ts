@@ -104,6 +104,12 @@ test("nothing hangs on an evicted message, and a message over the budget is not 
   hold(trie, [user("x".repeat(20)), user("eeee")]);
   assert.equal(trie.match([user("x".repeat(20))]).length, 0);
   assert.equal(trie.match([user("bbbb"), user("cccc")]).length, 2, "the big one evicted nothing");
+  const held = trie.match([user("bbbb"), user("cccc")]);
+  hold(trie, [user("bbbb"), user("cccc"), user("y".repeat(20))]);
+  assert.ok(
+    held.every((n) => n.ids === held[0]!.ids) && trie.bytes === 24,
+    "nor moved the held ones to its array",
+  );
 });
 
 test("two turns tokenized at once: the second to finish reuses the messages the first added", () => {

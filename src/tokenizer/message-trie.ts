@@ -84,23 +84,25 @@ export class MessageTrie {
 
   /**
    * Hangs `messages` after `path`, the nodes `match` found for the messages before them, each
-   * with its ids in `at` (in order). The nodes of `path` move to `at`'s array when it is another
-   * one (it holds their ids too), so an outgrown array is let go. A message already held there
+   * with its ids in `at` (in order). When a message is added, the nodes of `path` move to `at`'s
+   * array if it is another one (it holds their ids too), so an outgrown array is let go. A message already held there
    * (another turn added it meanwhile) is reused. Nothing is added when `path` lost a node to
    * eviction meanwhile, or past a message bigger than the budget. The whole path is then the most
    * recently used.
    */
   extend(path: readonly MessageNode[], messages: readonly MessageText[], at: readonly HeldIds[]): void {
-    const ids = at[0]?.ids;
-    if (ids) for (const n of path) if (n.held) this.use(n, ids);
     let last = path.length === 0 ? this.root : path[path.length - 1]!;
     const added = [...path];
+    let grown = false;
     for (let k = 0; k < messages.length && last.held; k++) {
-      const next = child(last, messages[k]!) ?? this.add(last, messages[k]!, at[k]!);
+      const held = child(last, messages[k]!);
+      const next = held ?? this.add(last, messages[k]!, at[k]!);
       if (!next) break;
+      grown ||= !held;
       added.push(next);
       last = next;
     }
+    if (grown) for (const n of path) if (n.held) this.use(n, at[0]!.ids);
     this.touch(added);
     this.evict();
   }
