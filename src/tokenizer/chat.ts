@@ -4,6 +4,7 @@
  * simulator's output text is made of.
  */
 import { type ChatMessageLike, contentText } from "../api/prompt.ts";
+import { idsLength } from "./conversation-ids.ts";
 import type { Tokenizer } from "./tokenizer.ts";
 
 /** A chat message as a template reads it: its role and its text content. */
@@ -59,9 +60,7 @@ export interface ChatTokenizer extends Tokenizer {
 /** The ids of the parts one after another. */
 export function concatIds(parts: readonly Uint32Array[]): Uint32Array {
   if (parts.length === 1) return parts[0]!;
-  let length = 0;
-  for (const part of parts) length += part.length;
-  const out = new Uint32Array(length);
+  const out = new Uint32Array(idsLength(parts));
   let at = 0;
   for (const part of parts) {
     out.set(part, at);

@@ -65,8 +65,7 @@ export class ConversationIds {
    * nothing written, when they do not fit or differ from the ids already written past `at`.
    */
   append(at: number, parts: readonly Uint32Array[]): number {
-    let end = at;
-    for (const part of parts) end += part.length;
+    const end = at + idsLength(parts);
     if (end > this.ids.length || !this.agrees(at, parts)) return -1;
     let to = at;
     for (const part of parts) {
@@ -88,6 +87,13 @@ export class ConversationIds {
     }
     return true;
   }
+}
+
+/** The number of ids in `parts` together. */
+export function idsLength(parts: readonly Uint32Array[]): number {
+  let length = 0;
+  for (const part of parts) length += part.length;
+  return length;
 }
 
 /**

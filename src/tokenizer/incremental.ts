@@ -13,7 +13,7 @@
  */
 import type { ChatMessageLike } from "../api/prompt.ts";
 import { type ChatTemplate, type ChatTokenizer, type MessageText, messageTexts } from "./chat.ts";
-import { ConversationIds } from "./conversation-ids.ts";
+import { ConversationIds, idsLength } from "./conversation-ids.ts";
 import { type HeldIds, type MessageNode, MessageTrie } from "./message-trie.ts";
 import { CHAT_TEMPLATES, loadTokenizer, type ModelTokenizerName } from "./registry.ts";
 import type { WorkerEncoder } from "./worker-encoder.ts";
@@ -117,7 +117,7 @@ export class IncrementalEncoder {
     let array = plan.copy ?? base.ids;
     let end = array.append(base.end, tail);
     if (end < 0) {
-      array = ConversationIds.copyOf(base.ids.view(base.end), tailLength(tail));
+      array = ConversationIds.copyOf(base.ids.view(base.end), idsLength(tail));
       end = array.append(base.end, tail);
     }
     this.trie.extend(path, fresh, placed(array, base.end, tail));
@@ -132,12 +132,6 @@ export class IncrementalEncoder {
     this.local ??= loadTokenizer(this.tokenizer);
     return this.local;
   }
-}
-
-function tailLength(tail: readonly Uint32Array[]): number {
-  let length = 0;
-  for (const part of tail) length += part.length;
-  return length;
 }
 
 /** Where each fresh message's ids landed in `ids`, the first at `from` (the prompt end excluded). */
