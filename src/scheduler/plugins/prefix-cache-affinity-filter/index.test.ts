@@ -84,6 +84,19 @@ test("escapeTo fastest keeps only the endpoints within the penalty of the fastes
   assert.deepEqual(names(filter.filter(context([10, 1, 1], [15928, 0, 0]), endpoints)), ["a"]);
 });
 
+test("escapeHeader lets only requests that carry the header escape", () => {
+  const filter = instantiate<PrefixCacheAffinityFilter>(definition, {
+    maxTTFTPenaltyMs: 1000,
+    escapeTo: "fastest",
+    escapeHeader: "X-Session-Id",
+  });
+  const busy = () => context([10, 1, 1], [31856, 8000, 0]);
+  assert.deepEqual(names(filter.filter(busy(), endpoints)), ["a"], "anonymous: sticks");
+  const ctx = busy();
+  const named = { ...ctx, request: { ...ctx.request, headers: { "x-session-id": "s1" } } };
+  assert.deepEqual(names(filter.filter(named, endpoints)), ["b", "c"]);
+});
+
 test("escapeTo idle escapes only to endpoints with nothing left to prefill, else sticks", () => {
   const filter = instantiate<PrefixCacheAffinityFilter>(definition, {
     maxTTFTPenaltyMs: 1000,

@@ -23,6 +23,7 @@ const parameters = z
     peakPrefillThroughput: z.number().positive().default(15928),
     escapeTo: z.enum(["all", "fastest", "idle"]).default("all"),
     attentionContextTokens: z.int().positive().optional(),
+    escapeHeader: z.string().min(1).optional(),
     prefixMatchInfoProducerName: z.string().min(1).default("approx-prefix-cache-producer"),
     inFlightLoadProducerName: z.string().min(1).default("inflight-load-producer"),
   })
@@ -56,12 +57,20 @@ export class PrefixCacheAffinityFilter implements Filter {
     if (this.params.explorationProbability > 0 && this.random() < this.params.explorationProbability) {
       return endpoints;
     }
-    if (!this.stickinessTooCostly(ctx, sticky, endpoints)) return sticky;
+    if (!this.mayEscape(ctx) || !this.stickinessTooCostly(ctx, sticky, endpoints)) return sticky;
     if (this.params.escapeTo === "all") return endpoints;
     const fastest = this.fastest(ctx, endpoints);
     if (this.params.escapeTo === "fastest") return fastest;
     const idle = fastest.filter((e) => this.queueMs(ctx, e) === 0);
     return idle.length > 0 ? idle : sticky;
+  }
+
+  /** With `escapeHeader` h, only a request carrying a non-empty h may escape. */
+  private mayEscape(ctx: SchedulingContext): boolean {
+    const header = this.params.escapeHeader;
+    if (header === undefined) return true;
+    const value = ctx.request.headers[header.toLowerCase()];
+    return typeof value === "string" && value !== "";
   }
 
   /**
