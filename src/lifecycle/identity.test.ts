@@ -11,6 +11,9 @@ import { TenantMap } from "../flow-control/identity.ts";
 import { makeEnv } from "../scheduler/framework/testing.ts";
 import type { RequestHeaderProcessor, SchedulingRequest } from "../scheduler/framework/types.ts";
 import { RequestIdentity } from "./identity.ts";
+import { loadConfig } from "../config/index.ts";
+import { makeEndpoint } from "../scheduler/framework/testing.ts";
+import { RequestLifecycle } from "./lifecycle.ts";
 
 const definition = createBuiltinRegistry().get("agent-identity")!;
 const agentIdentity = definition.create(definition.parameters.parse({}), makeEnv("agent-identity"));
@@ -81,4 +84,45 @@ test("on a trusted edge the API key decides tenant, fairness id and the priority
   });
   const stranger = { "x-llm-d-inference-objective": "premium", "x-llm-d-inference-fairness-id": "me" };
   assert.deepEqual(resolved(stranger, true), { priority: 0, fairnessId: "default-flow", tenant: undefined });
+});
+
+test("through the lifecycle a request's header processors run once, before admission", () => {
+  const config = loadConfig(
+    `apiVersion: llm-d.ai/v1
+kind: EndpointPickerConfig
+plugins:
+- type: agent-identity
+- type: decode-filter
+- type: max-score-picker
+schedulingProfiles:
+- name: default
+  plugins:
+  - pluginRef: decode-filter
+  - pluginRef: max-score-picker
+`,
+    { allowExperimentalPlugins: true },
+  );
+  const processor = config.plugins.get("agent-identity") as RequestHeaderProcessor;
+  const processRequestHeaders = processor.processRequestHeaders.bind(processor);
+  let calls = 0;
+  processor.processRequestHeaders = (ctx) => {
+    calls++;
+    processRequestHeaders(ctx);
+  };
+  const endpoints = [makeEndpoint("a")];
+  const lifecycle = new RequestLifecycle({
+    scheduler: config.scheduler,
+    objectives,
+    flowControlGate: false,
+    flowControl: config.flowControl,
+    plugins: config.plugins,
+    clock: new ManualClock(),
+    endpoints: () => endpoints,
+  });
+  const r = request({ "x-claude-code-session-id": "s-9" });
+  assert.equal(lifecycle.arrive(r, endpoints), "pass");
+  assert.equal(r.fairnessId, "s-9");
+  assert.equal(calls, 1);
+  assert.ok(!(lifecycle.place(r, endpoints) instanceof Error));
+  assert.equal(calls, 1, "placement does not run them again");
 });
