@@ -18,11 +18,14 @@
  * are a linked list of holder ids, an engine block's claims on the holders it completes a list of
  * edges, and speculative entries are holder ids queued with their expiry, so ingesting, matching
  * and expiring allocate no object per block. Each held key also remembers how it was derived
- * (`blockDerivation`), which spares CBOR-FNV for every block the index already holds.
+ * (`blockDerivation`), which spares CBOR-FNV for every block the index already holds, and the
+ * request keys of a conversation's append-only ids array (`ConversationIds`) are kept with the
+ * array (`held-keys.ts`), so a seen conversation's next turn derives only the keys of its new blocks.
  *
  * Pods are opaque strings (the router uses endpoint keys, one per data-parallel rank). The index
  * knows no sockets or clocks: the router's subscriber and the fleet simulator both call `apply`.
  */
+import { type HeldKeys, heldKeysOf } from "./held-keys.ts";
 import { KeyTable } from "./key-table.ts";
 import { EdgePool, EngineBlockPool, HolderPool, KeySlotPool, NONE } from "./precise-pools.ts";
 import { blockDerivation, foldKey, type Key64, RequestKeyHasher } from "./request-keys.ts";
@@ -106,6 +109,8 @@ const TOKEN_BYTES = 4;
 const MAX_TIERS = 16;
 /** Tokens of speculative entries keyed per index call (about 0.5 ms of CBOR-FNV where no key is known). */
 const SPECULATION_SLICE_TOKENS = 16_384;
+/** Words of a chain's state kept per held block: its key's two 32-bit halves. */
+const CHAIN_WORDS = 2;
 
 /** A decision's speculative entries still to key, from block `next` on. */
 interface Speculation {
@@ -116,6 +121,8 @@ interface Speculation {
   readonly chain: Key64;
   parent: number;
   next: number;
+  /** The prompt's array's kept keys, extended as the blocks are keyed. */
+  readonly held: HeldKeys | undefined;
 }
 
 interface PodState {
@@ -138,6 +145,19 @@ function engineKey(hash: bigint): number {
   let lo = Math.imul((bits >>> 0) ^ Math.imul(hi, 0x85ebca6b), 0x9e3779b1);
   lo ^= lo >>> 16;
   return hi * TWO_POW_32 + (lo >>> 0);
+}
+
+/** Appends the next block's key (`parent`, folded from `chain`) and its chain to `held`. */
+function keep(held: HeldKeys, chain: Key64, key: number): void {
+  const i = held.blocks++;
+  held.keys[i] = key;
+  held.state[i * CHAIN_WORDS] = chain.hi;
+  held.state[i * CHAIN_WORDS + 1] = chain.lo;
+}
+
+/** The chain after held block `i`. */
+function chainOf(held: HeldKeys, i: number): Key64 {
+  return { hi: held.state[i * CHAIN_WORDS]! >>> 0, lo: held.state[i * CHAIN_WORDS + 1]! >>> 0 };
 }
 
 /** See the module comment. */
@@ -302,9 +322,11 @@ export class PreciseIndex {
     const podId = this.podFor(podKey).id;
     const until = nowMs + this.options.speculativeTtlMs;
     const blocks = Math.floor(tokens.length / this.hasher.blockSizeTokens);
-    if (keys?.length === blocks) {
+    const held = this.heldKeys(tokens, model);
+    const known = keys?.length === blocks ? keys : held && held.blocks >= blocks ? held.keys : undefined;
+    if (known) {
       for (let i = 0; i < blocks; i++)
-        this.markSpeculative(this.holderIn(this.slotFor(keys[i]!), podId), until);
+        this.markSpeculative(this.holderIn(this.slotFor(known[i]!), podId), until);
       return;
     }
     const chain = this.rootChain(model);
@@ -316,6 +338,7 @@ export class PreciseIndex {
       chain,
       parent: foldKey(chain.hi, chain.lo),
       next: 0,
+      held,
     });
     this.speculate(nowMs);
   }
@@ -346,6 +369,7 @@ export class PreciseIndex {
       for (; s.next < s.blocks && budget > 0 && s.until > nowMs; s.next++, budget--) {
         const slot = this.heldKeySlot(s.chain, s.parent, s.tokens, s.next * size);
         s.parent = this.slots.key[slot]!;
+        if (s.held?.blocks === s.next) keep(s.held, s.chain, s.parent);
         this.markSpeculative(this.holderIn(slot, s.podId), s.until);
       }
       if (s.next === s.blocks || s.until <= nowMs) this.speculations.shift();
@@ -375,18 +399,30 @@ export class PreciseIndex {
   ): PreciseMatch & { keys: Float64Array } {
     this.speculate(nowMs);
     const size = this.hasher.blockSizeTokens;
-    const keys = new Float64Array(Math.floor(tokens.length / size));
+    const total = Math.floor(tokens.length / size);
+    const held = this.heldKeys(tokens, model);
+    const keys = held ? held.keys : new Float64Array(total);
     let count = 0;
     const matched = this.withColumns(podKeys, (blocks, weighted) => {
-      const chain = this.rootChain(model);
+      const kept = held ? Math.min(held.blocks, total) : 0;
+      while (count < kept) if (!this.advance(keys[count]!, count++, nowMs, blocks, weighted)) return;
+      const chain = count === 0 ? this.rootChain(model) : chainOf(held!, count - 1);
       let parent = foldKey(chain.hi, chain.lo);
-      while (count < keys.length) {
+      while (count < total) {
         this.nextKey(chain, parent, tokens, count * size);
         keys[count] = parent = foldKey(chain.hi, chain.lo);
+        if (held) keep(held, chain, parent);
         if (!this.advance(parent, count++, nowMs, blocks, weighted)) break;
       }
     });
     return { ...matched, keys: keys.subarray(0, count) };
+  }
+
+  /** The kept request keys of `tokens`' array for `model`, when it is a conversation's append-only view. */
+  private heldKeys(tokens: ArrayLike<number>, model: string): HeldKeys | undefined {
+    if (!(tokens instanceof Uint32Array)) return undefined;
+    const root = this.hasher.root(model);
+    return heldKeysOf(tokens, `cbor-fnv:${root.hi}:${root.lo}`, this.hasher.blockSizeTokens, CHAIN_WORDS);
   }
 
   /** Marks the known pods of `podKeys` with their positions (`podColumn`) while `walk` runs. */

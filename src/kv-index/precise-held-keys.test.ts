@@ -1,0 +1,108 @@
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import type { ChatMessageLike } from "../api/prompt.ts";
+import { isAppendOnly } from "../tokenizer/conversation-ids.ts";
+import { IncrementalEncoder } from "../tokenizer/incremental.ts";
+import { type IndexKvEvent, PreciseIndex } from "./precise-index.ts";
+import { RequestKeyHasher } from "./request-keys.ts";
+
+const WORDS = ["cache", " block", " route", " replica", "\n\n", " 42", " naïve", "ꙮ", " prefix", "  "];
+const MODELS = ["model-a", "model-b"];
+const PODS = ["a", "b", "c"];
+
+/** A deterministic generator (a linear congruential one), so a failure replays. */
+function randomFrom(seed: number): (n: number) => number {
+  let state = seed;
+  return (n) => {
+    state = (Math.imul(state, 1664525) + 1013904223) >>> 0;
+    return (state >>> 8) % n;
+  };
+}
+
+/** The engine's events storing blocks `[from, to)` of a prompt whose request keys are `keys` (engine block = request block). */
+function stored(
+  tokens: Uint32Array,
+  keys: Float64Array,
+  from: number,
+  to: number,
+  size: number,
+): IndexKvEvent[] {
+  return [
+    {
+      type: "BlockStored",
+      blockHashes: Array.from(keys.subarray(from, to), (k) => BigInt(k)),
+      parentBlockHash: from === 0 ? null : BigInt(keys[from - 1]!),
+      tokenIds: Array.from(tokens.subarray(from * size, to * size)),
+      blockSize: size,
+      lora: null,
+      medium: "GPU",
+    },
+  ];
+}
+
+test("held request keys equal keys from scratch, and matches are those of the same prompts as plain arrays, across continued turns, forks, edits and evictions", () => {
+  for (const blockSizeTokens of [16, 64]) {
+    const options = { blockSizeTokens, maxBytes: 6_000, speculativeTtlMs: 5 };
+    // The same operations on two indexes: one given the conversations' append-only views, one plain copies.
+    const held = new PreciseIndex(options);
+    const plain = new PreciseIndex(options);
+    const hasher = new RequestKeyHasher(blockSizeTokens);
+    const encoder = new IncrementalEncoder("llama3.1", 24 * 1024);
+    const random = randomFrom(blockSizeTokens);
+    const text = () => Array.from({ length: 5 + random(60) }, () => WORDS[random(WORDS.length)]).join("");
+    const conversations: ChatMessageLike[][] = [[{ role: "system", content: "You are terse." }]];
+    for (let turn = 0; turn < 120; turn++) {
+      const base = conversations[random(conversations.length)]!;
+      const kind = random(4);
+      let next: ChatMessageLike[];
+      if (kind === 0) next = base;
+      else if (kind === 1 && base.length > 1) {
+        const at = 1 + random(base.length - 1);
+        next = base.map((m, i) => (i === at ? { role: m.role, content: text() } : m));
+      } else {
+        const kept = kind === 2 ? base.slice(0, 1 + random(base.length)) : base;
+        next = [...kept, { role: "assistant", content: text() }, { role: "user", content: text() }];
+      }
+      conversations.push(next);
+      const tokens = encoder.encodeChatHere(next);
+      assert.ok(isAppendOnly(tokens), "a view of the conversation's array: the held path");
+      const copy = Uint32Array.from(tokens);
+      const model = MODELS[random(MODELS.length)]!;
+      const fresh = hasher.keys(copy, model);
+      const label = `${blockSizeTokens}-token blocks, turn ${turn}`;
+      const a = held.matchTokens(tokens, model, PODS, turn);
+      const b = plain.matchTokens(copy, model, PODS, turn);
+      assert.deepEqual([...a.keys], [...fresh.subarray(0, a.keys.length)], `${label}: keys`);
+      assert.deepEqual(
+        [[...a.keys], [...a.blocks], [...a.weighted]],
+        [[...b.keys], [...b.blocks], [...b.weighted]],
+        `${label}: match`,
+      );
+      const pod = PODS[random(PODS.length)]!;
+      const op = random(4);
+      if (op === 0) {
+        held.insertSpeculative(tokens, model, pod, turn, a.keys);
+        plain.insertSpeculative(copy, model, pod, turn, b.keys);
+      } else if (op === 1) {
+        const from = random(2) ? 0 : random(fresh.length + 1);
+        const events = stored(copy, fresh, from, fresh.length, blockSizeTokens);
+        held.apply(events, pod, model, turn);
+        plain.apply(events, pod, model, turn);
+      } else if (op === 2 && random(4) === 0) {
+        held.clearPod(pod);
+        plain.clearPod(pod);
+      }
+      assert.deepEqual(held.stats(), plain.stats(), `${label}: index`);
+      // A pod that holds the whole prompt: its match keys every block, held or not.
+      held.insertSpeculative(tokens, model, "whole", turn);
+      plain.insertSpeculative(copy, model, "whole", turn);
+      const all = held.matchTokens(tokens, model, ["whole"], turn);
+      assert.deepEqual([...all.keys], [...fresh], `${label}: every key`);
+      assert.deepEqual([...all.blocks], [...plain.matchTokens(copy, model, ["whole"], turn).blocks]);
+      held.clearPod("whole");
+      plain.clearPod("whole");
+    }
+    assert.ok(held.stats().evictedBlocks > 0, "the index evicted");
+    assert.ok(encoder.trie.bytes <= 24 * 1024, "the tokenizer evicted within its budget");
+  }
+});
