@@ -1,6 +1,5 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { ManualClock } from "../../../core/clock.ts";
 import { ROLE_LABEL } from "../../../endpoints/endpoint.ts";
 import { makeContext, makeEndpoint } from "../../framework/testing.ts";
 import type { ResponseHooks, TerminationCause } from "../../framework/types.ts";
@@ -59,30 +58,6 @@ test("only uncached prompt tokens count; the snapshot carries this request's own
   assert.equal(readEndpointLoad(second.state, producer.stateKey, "default/b").requestUncachedTokens, 740);
   assert.equal(readEndpointLoad(second.state, producer.stateKey, "default/a").tokens, 640);
   assert.deepEqual(producer.load("default/a"), { requests: 2, tokens: 740 });
-});
-
-test("the snapshot carries the oldest prefill's dispatch time and the prefills' attention work", () => {
-  const producer = instantiate<InFlightLoadProducer>(definition);
-  const clock = new ManualClock();
-  const at = (ms: number, tokens: number) => {
-    clock.set(ms);
-    const ctx = makeContext({ promptText: prompt(tokens) }, clock);
-    producer.produce(ctx, [a, b]);
-    producer.preRequest(ctx, resultFor(a));
-    return ctx;
-  };
-  const since = (ctx: ReturnType<typeof at>) =>
-    readEndpointLoad(ctx.state, producer.stateKey, "default/a").prefillSinceMs;
-  const first = at(100, 10);
-  const second = at(250, 10);
-  assert.equal(since(second), 100, "the first is still prefilling");
-  // 10 uncached tokens from scratch: 10 × (0 + 10/2); the second's own is not in its snapshot.
-  assert.equal(readEndpointLoad(second.state, producer.stateKey, "default/a").prefillAttention, 50);
-  producer.onFirstToken(first);
-  assert.equal(since(at(300, 10)), 250, "then the second is the oldest");
-  producer.onResponseComplete(second);
-  assert.equal(since(at(400, 10)), 300, "an ended request leaves the queue too");
-  assert.equal(readEndpointLoad(at(500, 10).state, producer.stateKey, "default/b").prefillSinceMs, undefined);
 });
 
 test("estimated output tokens: ratio × prompt, capped by max_tokens and maxEstimatedOutputTokens", () => {

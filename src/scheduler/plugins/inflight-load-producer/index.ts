@@ -47,17 +47,6 @@ interface LedgerEntry {
   outputTokens: number;
   holdsRequest: boolean;
   prefillOnly: boolean;
-  /** When it was dispatched (ms). */
-  sinceMs: number;
-  /** Its prefill's attention work while before its first token: uncached × (cached + uncached / 2). */
-  attention: number;
-}
-
-/** An endpoint's requests with prompt tokens still to prefill, oldest dispatch first. */
-interface Prefilling {
-  entries: Set<LedgerEntry>;
-  /** Sum of their `attention`. */
-  attention: number;
 }
 
 /** Producer, PreRequest and ResponseHooks in one: the router's live in-flight accounting. */
@@ -68,7 +57,6 @@ export class InFlightLoadProducer implements DataProducer, PreRequest, ResponseH
   private readonly ledgerKey: string;
   private readonly prefixKey: string;
   private readonly loads = new Map<string, InFlightLoad>();
-  private readonly prefilling = new Map<string, Prefilling>();
   private openLedgers = 0;
 
   constructor(
@@ -109,7 +97,6 @@ export class InFlightLoadProducer implements DataProducer, PreRequest, ResponseH
         requests: load?.requests ?? 0,
         tokens: load?.tokens ?? 0,
         requestUncachedTokens: uncachedTokens(match, key, promptTokens),
-        ...this.prefillOf(key),
       });
     }
     ctx.state.set(this.stateKey, snapshot);
@@ -126,11 +113,8 @@ export class InFlightLoadProducer implements DataProducer, PreRequest, ResponseH
         outputTokens: this.estimatedOutputTokens(ctx),
         holdsRequest: true,
         prefillOnly: endpoint.metadata.labels[ROLE_LABEL] === "prefill",
-        sinceMs: ctx.clock.now(),
-        attention: 0,
       };
       this.adjust(key, 1, entry.promptTokens + entry.outputTokens);
-      if (entry.promptTokens > 0) this.startPrefill(entry, this.promptTokens(ctx));
       ledger.push(entry);
     }
     ctx.state.set(this.ledgerKey, ledger);
@@ -143,7 +127,6 @@ export class InFlightLoadProducer implements DataProducer, PreRequest, ResponseH
       else {
         this.adjust(entry.key, 0, -entry.promptTokens);
         entry.promptTokens = 0;
-        this.endPrefill(entry);
       }
     }
   }
@@ -160,32 +143,7 @@ export class InFlightLoadProducer implements DataProducer, PreRequest, ResponseH
     return ctx.state.get(this.ledgerKey) as LedgerEntry[] | undefined;
   }
 
-  /** The snapshot's prefill fields of `key`: none while nothing there awaits its first token. */
-  private prefillOf(key: string): Pick<EndpointLoad, "prefillSinceMs" | "prefillAttention"> {
-    const prefilling = this.prefilling.get(key);
-    if (!prefilling) return {};
-    const oldest = prefilling.entries.values().next().value!;
-    return { prefillSinceMs: oldest.sinceMs, prefillAttention: prefilling.attention };
-  }
-
-  private startPrefill(entry: LedgerEntry, promptTokens: number): void {
-    const uncached = entry.promptTokens;
-    entry.attention = uncached * (promptTokens - uncached + uncached / 2);
-    const prefilling = this.prefilling.get(entry.key) ?? { entries: new Set(), attention: 0 };
-    prefilling.entries.add(entry);
-    prefilling.attention += entry.attention;
-    this.prefilling.set(entry.key, prefilling);
-  }
-
-  private endPrefill(entry: LedgerEntry): void {
-    const prefilling = this.prefilling.get(entry.key);
-    if (!prefilling?.entries.delete(entry)) return;
-    prefilling.attention -= entry.attention;
-    if (prefilling.entries.size === 0) this.prefilling.delete(entry.key);
-  }
-
   private release(entry: LedgerEntry): void {
-    this.endPrefill(entry);
     this.adjust(entry.key, entry.holdsRequest ? -1 : 0, -(entry.promptTokens + entry.outputTokens));
     entry.promptTokens = 0;
     entry.outputTokens = 0;

@@ -8,13 +8,6 @@ import { attributeKey, IN_FLIGHT_LOAD, type InFlightLoad } from "../../framework
 export interface EndpointLoad extends InFlightLoad {
   /** Prompt tokens this request would still prefill on this endpoint (after its cached prefix). */
   requestUncachedTokens: number;
-  /** Dispatch time (ms) of the oldest request here still before its first token; absent if none. */
-  prefillSinceMs?: number;
-  /**
-   * Attention work of those requests' prefills, Σ uncached × (cached + uncached / 2) in tokens²
-   * (what a prefill costs beyond its per-token work grows with the context it attends to).
-   */
-  prefillAttention?: number;
 }
 
 /** Per-endpoint load when the request's producers ran, keyed by endpoint key. */
