@@ -58,7 +58,10 @@ export class KvEventFeed {
     });
   }
 
-  /** Hands a delivery to every consumer (the host's clock reads its delivery time). */
+  /**
+   * Hands a delivery to every consumer; the time since it was emitted, as the host's clock reads it
+   * now, is its staleness.
+   */
   deliver(delivery: KvDelivery): void {
     const key = delivery.replica.endpoint.metadata.key;
     for (const consumer of this.consumers) consumer.kvEvents(delivery.events, key, this.model);
@@ -74,7 +77,7 @@ export class KvEventFeed {
     }
     if (removed === 0) return;
     this.removed += removed;
-    this.staleness.push({ ms: delivery.deliverAtMs - delivery.emittedAtMs, blocks: removed });
+    this.staleness.push({ ms: this.clock.now() - delivery.emittedAtMs, blocks: removed });
   }
 
   /**
