@@ -108,9 +108,11 @@ test("inserts recorded for later are applied in order before any read, as if ins
     const keys = prompts[Math.floor(random() * prompts.length)]!;
     const roll = random();
     if (roll < 0.5) {
-      // Several inserts in a row, the order of which decides the LRU evictions.
+      // Several inserts in a row, the order of which decides the LRU evictions; an insert at once
+      // among recorded ones comes after them.
       now.insert(server, hashes(...keys), keys.length);
-      later.insertLater(server, hashes(...keys), keys.length);
+      if (random() < 0.2) later.insert(server, hashes(...keys), keys.length);
+      else later.insertLater(server, hashes(...keys), keys.length);
     } else if (roll < 0.55) {
       now.setCapacity(server, 5 + Math.floor(random() * 30));
       later.setCapacity(server, now.capacity(server));
