@@ -117,10 +117,13 @@ export interface ProfileHandler extends Plugin {
     profiles: ReadonlyMap<string, SchedulerProfile>,
     results: ReadonlyMap<string, ProfileRunResult | null>,
   ): SchedulerProfile[];
-  /** Final result, or an error value (e.g. 429 `rejected-saturated` when nothing was picked). */
+  /**
+   * Final result, or an error value (e.g. 429 `rejected-saturated` when nothing was picked).
+   * `results` is this request's own map of runs: it may be returned as the result's `profileResults`.
+   */
   processResults(
     ctx: SchedulingContext,
-    results: ReadonlyMap<string, ProfileRunResult | null>,
+    results: Map<string, ProfileRunResult | null>,
   ): SchedulingResult | LlmdError;
 }
 

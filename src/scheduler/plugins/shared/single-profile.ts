@@ -25,10 +25,10 @@ export class SingleProfileHandler implements ProfileHandler {
 
   processResults(
     _ctx: SchedulingContext,
-    results: ReadonlyMap<string, ProfileRunResult | null>,
+    results: Map<string, ProfileRunResult | null>,
   ): SchedulingResult | LlmdError {
     for (const [name, result] of results) {
-      if (result) return { primaryProfileName: name, profileResults: new Map(results) };
+      if (result) return { primaryProfileName: name, profileResults: results };
     }
     return new LlmdError("no_endpoint_picked", "no endpoint passed the scheduling filters");
   }
