@@ -309,7 +309,8 @@ export class PreciseIndex {
    * many at every later call into the index (an event batch, a decision), so a never-seen 200K-token
    * prompt does not cost one decision its whole CBOR-FNV; the leading blocks, which concurrent
    * requests share, are marked first. `keys`, when given, are the request keys of all of `tokens`'
-   * full blocks (a match that reached the end): they are marked at once.
+   * full blocks (a match that reached the end): they are marked at once, as are the keys kept with
+   * a conversation's array (`held-keys.ts`), whose remaining blocks are keyed in slices from there.
    */
   insertSpeculative(
     tokens: ArrayLike<number>,
@@ -323,13 +324,13 @@ export class PreciseIndex {
     const until = nowMs + this.options.speculativeTtlMs;
     const blocks = Math.floor(tokens.length / this.hasher.blockSizeTokens);
     const held = this.heldKeys(tokens, model);
-    const known = keys?.length === blocks ? keys : held && held.blocks >= blocks ? held.keys : undefined;
-    if (known) {
-      for (let i = 0; i < blocks; i++)
-        this.markSpeculative(this.holderIn(this.slotFor(known[i]!), podId), until);
-      return;
-    }
-    const chain = this.rootChain(model);
+    const all = keys?.length === blocks;
+    const known = all ? keys : held?.keys;
+    const marked = all ? blocks : Math.min(held?.blocks ?? 0, blocks);
+    for (let i = 0; i < marked; i++)
+      this.markSpeculative(this.holderIn(this.slotFor(known![i]!), podId), until);
+    if (marked === blocks) return;
+    const chain = marked === 0 ? this.rootChain(model) : chainOf(held!, marked - 1);
     this.speculations.push({
       tokens,
       podId,
@@ -337,7 +338,7 @@ export class PreciseIndex {
       blocks,
       chain,
       parent: foldKey(chain.hi, chain.lo),
-      next: 0,
+      next: marked,
       held,
     });
     this.speculate(nowMs);
