@@ -1,23 +1,13 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import type { ChatMessageLike } from "../api/prompt.ts";
 import { isAppendOnly } from "../tokenizer/conversation-ids.ts";
 import { IncrementalEncoder } from "../tokenizer/incremental.ts";
+import { randomFrom, randomTurns } from "../tokenizer/testing.ts";
 import { type IndexKvEvent, PreciseIndex } from "./precise-index.ts";
 import { RequestKeyHasher } from "./request-keys.ts";
 
-const WORDS = ["cache", " block", " route", " replica", "\n\n", " 42", " naïve", "ꙮ", " prefix", "  "];
 const MODELS = ["model-a", "model-b"];
 const PODS = ["a", "b", "c"];
-
-/** A deterministic generator (a linear congruential one), so a failure replays. */
-function randomFrom(seed: number): (n: number) => number {
-  let state = seed;
-  return (n) => {
-    state = (Math.imul(state, 1664525) + 1013904223) >>> 0;
-    return (state >>> 8) % n;
-  };
-}
 
 /** The engine's events storing blocks `[from, to)` of a prompt whose request keys are `keys` (engine block = request block). */
 function stored(
@@ -49,21 +39,9 @@ test("held request keys equal keys from scratch, and matches are those of the sa
     const hasher = new RequestKeyHasher(blockSizeTokens);
     const encoder = new IncrementalEncoder("llama3.1", 24 * 1024);
     const random = randomFrom(blockSizeTokens);
-    const text = () => Array.from({ length: 5 + random(60) }, () => WORDS[random(WORDS.length)]).join("");
-    const conversations: ChatMessageLike[][] = [[{ role: "system", content: "You are terse." }]];
+    const nextTurn = randomTurns(random);
     for (let turn = 0; turn < 120; turn++) {
-      const base = conversations[random(conversations.length)]!;
-      const kind = random(4);
-      let next: ChatMessageLike[];
-      if (kind === 0) next = base;
-      else if (kind === 1 && base.length > 1) {
-        const at = 1 + random(base.length - 1);
-        next = base.map((m, i) => (i === at ? { role: m.role, content: text() } : m));
-      } else {
-        const kept = kind === 2 ? base.slice(0, 1 + random(base.length)) : base;
-        next = [...kept, { role: "assistant", content: text() }, { role: "user", content: text() }];
-      }
-      conversations.push(next);
+      const next = nextTurn();
       const tokens = encoder.encodeChatHere(next);
       assert.ok(isAppendOnly(tokens), "a view of the conversation's array: the held path");
       const copy = Uint32Array.from(tokens);
