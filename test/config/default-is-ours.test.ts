@@ -42,3 +42,24 @@ test("default.yaml routes as ours.yaml: same plugins, parameters and weights", (
     routing("examples/scenarios/policies/ours.yaml"),
   );
 });
+
+/** A config's routing with its prefix producer's choice and the references to it left out. */
+function routingBesidesPrefixProducer(path: string) {
+  const { plugins, profiles } = routing(path);
+  const kept = Object.entries(plugins)
+    .filter(([type]) => !type.endsWith("-prefix-cache-producer"))
+    .map(([type, parameters]) => {
+      const { prefixMatchInfoProducerName: _, ...rest } = parameters as Record<string, unknown>;
+      return [type, rest];
+    });
+  return { plugins: Object.fromEntries(kept), profiles };
+}
+
+test("precise.yaml is default.yaml with the approximate prefix producer swapped for the precise one", () => {
+  const precise = routing("examples/configs/precise.yaml").plugins;
+  assert.ok("precise-prefix-cache-producer" in precise && !("approx-prefix-cache-producer" in precise));
+  assert.deepEqual(
+    routingBesidesPrefixProducer("examples/configs/precise.yaml"),
+    routingBesidesPrefixProducer("examples/configs/default.yaml"),
+  );
+});
