@@ -4,7 +4,8 @@
  * change no decision in those runs: decode-filter (keeps every endpoint without P/D roles) and
  * response-chain-scorer (scores 0 everywhere unless a Responses turn continues a chain its
  * prefix index does not know). The measured numbers hold for the default only while the rest is
- * equal, plugin for plugin.
+ * equal, plugin for plugin. examples/configs/precise.yaml is the default with the precise prefix
+ * producer in place of the approximate one, so comparing the two measures the index alone.
  */
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
