@@ -9,7 +9,7 @@
  */
 import { Pool } from "undici";
 import type { EndpointMetadata } from "../endpoints/endpoint.ts";
-import { Http1Pool } from "../http1/pool.ts";
+import { Http1Pool, type Http1PoolOptions } from "../http1/pool.ts";
 
 /** Connection settings for every upstream pool. */
 export interface UpstreamOptions {
@@ -41,8 +41,18 @@ export class Upstreams {
   private readonly http1 = new Map<string, Http1Pool>();
   /** Per metadata object (stable while the endpoint is unchanged): skips building the origin string. */
   private readonly byMetadata = new WeakMap<EndpointMetadata, Http1Pool>();
+  /** Both clients' limits, the defaults filled in. */
+  private readonly limits: Http1PoolOptions;
 
-  constructor(private readonly options: UpstreamOptions = {}) {}
+  constructor(options: UpstreamOptions = {}) {
+    this.limits = {
+      connections: options.connectionsPerEndpoint,
+      connectTimeoutMs: options.connectTimeoutMs ?? 2000,
+      headersTimeoutMs: options.headersTimeoutMs ?? 600_000,
+      bodyTimeoutMs: options.bodyTimeoutMs ?? 300_000,
+      keepAliveMs: KEEP_ALIVE_MS,
+    };
+  }
 
   /** The forward path's pool for an endpoint (same instance for the same origin). */
   get(meta: EndpointMetadata): Http1Pool {
@@ -51,13 +61,7 @@ export class Upstreams {
       const origin = endpointOrigin(meta);
       pool = this.http1.get(origin);
       if (!pool || pool.closed) {
-        pool = new Http1Pool(meta.address, meta.port, {
-          connections: this.options.connectionsPerEndpoint,
-          connectTimeoutMs: this.options.connectTimeoutMs ?? 2000,
-          headersTimeoutMs: this.options.headersTimeoutMs ?? 600_000,
-          bodyTimeoutMs: this.options.bodyTimeoutMs ?? 300_000,
-          keepAliveMs: KEEP_ALIVE_MS,
-        });
+        pool = new Http1Pool(meta.address, meta.port, this.limits);
         this.http1.set(origin, pool);
       }
       this.byMetadata.set(meta, pool);
@@ -69,12 +73,13 @@ export class Upstreams {
   forOrigin(origin: string): Pool {
     let pool = this.pools.get(origin);
     if (!pool) {
+      const limits = this.limits;
       pool = new Pool(origin, {
-        connections: this.options.connectionsPerEndpoint ?? null,
-        connectTimeout: this.options.connectTimeoutMs ?? 2000,
-        headersTimeout: this.options.headersTimeoutMs ?? 600_000,
-        bodyTimeout: this.options.bodyTimeoutMs ?? 300_000,
-        keepAliveTimeout: KEEP_ALIVE_MS,
+        connections: limits.connections ?? null,
+        connectTimeout: limits.connectTimeoutMs,
+        headersTimeout: limits.headersTimeoutMs,
+        bodyTimeout: limits.bodyTimeoutMs,
+        keepAliveTimeout: limits.keepAliveMs,
       });
       this.pools.set(origin, pool);
     }
