@@ -1,8 +1,8 @@
 /**
  * One GET as an undici dispatch handler that collects the body chunks into one buffer and decodes
  * it once. Scrapes run 20 times a second per endpoint, and this skips what `request()` builds per
- * response (a Readable body stream, an async resource, promise chains): about a third less CPU
- * per scrape (benchmarks/endpoints.ts).
+ * response (a Readable body stream, an async resource, promise chains): about half the CPU per
+ * scrape (docs/endpoints.md "Measured", `npm run bench -- endpoints`).
  */
 import type { Dispatcher } from "undici";
 
