@@ -5,9 +5,8 @@
  */
 import { Http1Error } from "./errors.ts";
 import type { Http1Request } from "./exchange.ts";
+import { BAD_VALUE, TOKEN } from "./field-syntax.ts";
 
-const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
-const BAD_VALUE = /[^\t\x20-\x7e\x80-\xff]/;
 const BAD_TARGET = /[^\u0021-\u00ff]/;
 
 /** Fields the client owns: framing and connection management are the connection's. */

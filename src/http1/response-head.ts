@@ -5,6 +5,7 @@
  */
 import type { IncomingHttpHeaders } from "node:http";
 import { badResponse } from "./errors.ts";
+import { BAD_VALUE, TOKEN } from "./field-syntax.ts";
 
 /** Longest response head read (status line and headers), 64 KiB. */
 export const MAX_HEAD_BYTES = 64 * 1024;
@@ -23,8 +24,6 @@ export interface ResponseHead {
 
 const HEAD_END = Buffer.from("\r\n\r\n");
 const STATUS_LINE = /^HTTP\/1\.([01]) ([1-9]\d\d)(?: ([\t\x20-\x7e\x80-\xff]*))?$/;
-const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
-const BAD_VALUE = /[^\t\x20-\x7e\x80-\xff]/;
 
 /**
  * The head at the start of `buf`; undefined while its end is not in `buf` yet. Throws an
