@@ -58,7 +58,7 @@ export interface ChatTokenizer extends Tokenizer {
 }
 
 /** The ids of the parts one after another. */
-export function concatIds(parts: readonly Uint32Array[]): Uint32Array {
+function concatIds(parts: readonly Uint32Array[]): Uint32Array {
   if (parts.length === 1) return parts[0]!;
   const out = new Uint32Array(idsLength(parts));
   let at = 0;
