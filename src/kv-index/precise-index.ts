@@ -411,8 +411,10 @@ export class PreciseIndex {
       let parent = foldKey(chain.hi, chain.lo);
       while (count < total) {
         this.nextKey(chain, parent, tokens, count * size);
-        keys[count] = parent = foldKey(chain.hi, chain.lo);
+        parent = foldKey(chain.hi, chain.lo);
+        // Held: `keys` is the kept keys, which `keep` extends by this block.
         if (held) keep(held, chain, parent);
+        else keys[count] = parent;
         if (!this.advance(parent, count++, nowMs, blocks, weighted)) break;
       }
     });
