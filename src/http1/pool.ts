@@ -70,7 +70,7 @@ export class Http1Pool implements ConnectionOwner, ExchangeOwner {
     handler.onRequestStart?.(exchange, {});
     if (exchange.settled) return;
     if (invalid) exchange.fail(invalid as Error);
-    else if (this.shut) exchange.fail(new Http1Error("HTTP1_POOL_CLOSED", "the connection pool is closed"));
+    else if (this.shut) exchange.fail(poolClosed());
     else this.assign(exchange);
   }
 
@@ -87,7 +87,7 @@ export class Http1Pool implements ConnectionOwner, ExchangeOwner {
   /** Closes every connection; exchanges still running or waiting fail with `HTTP1_POOL_CLOSED`. */
   close(): void {
     this.shut = true;
-    const error = new Http1Error("HTTP1_POOL_CLOSED", "the connection pool is closed");
+    const error = poolClosed();
     for (const exchange of this.waiting.splice(0)) exchange.fail(error);
     for (const connection of [...this.connections]) connection.fail(error);
   }
@@ -180,6 +180,10 @@ export class Http1Pool implements ConnectionOwner, ExchangeOwner {
         connection.fail(timeout("HTTP1_BODY_TIMEOUT", "the next body read", bodyTimeoutMs));
     }
   };
+}
+
+function poolClosed(): Http1Error {
+  return new Http1Error("HTTP1_POOL_CLOSED", "the connection pool is closed");
 }
 
 function timeout(code: Http1Error["code"], what: string, ms: number): Http1Error {
