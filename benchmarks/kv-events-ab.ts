@@ -14,6 +14,7 @@
 import { join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
+import { conversationStored, cpuMicros } from "./kv-events/held-conversation.ts";
 import { tokenStream } from "./kv-events/token-stream.ts";
 
 const { values } = parseArgs({
@@ -27,7 +28,6 @@ if (!values.before) throw new Error("--before=<checkout of the earlier commit> i
 const MODEL = "meta-llama/Llama-3.1-8B-Instruct";
 const ENDPOINTS = Number(values.endpoints);
 const HELD_TOKENS = 262_144;
-const ENGINE_BLOCK = 16;
 
 interface Scheduler {
   prepare(ctx: unknown, endpoints: unknown): unknown;
@@ -51,12 +51,7 @@ async function side(name: string, root: string) {
   return { name, producer, endpoints, scheduler, makeContext: makeContext as (r: unknown) => unknown };
 }
 
-function cpuMs(fn: () => void): number {
-  const start = process.cpuUsage();
-  fn();
-  const used = process.cpuUsage(start);
-  return (used.user + used.system) / 1000;
-}
+const cpuMs = (fn: () => void) => cpuMicros(fn) / 1000;
 
 const median = (a: number[]) => [...a].sort((x, y) => x - y)[a.length >> 1]!;
 const mean = (a: number[]) => a.reduce((s, x) => s + x, 0) / a.length;
@@ -70,16 +65,7 @@ for (const promptTokens of values.sizes.split(",").map(Number)) {
     for (let c = 0; c < conversations; c++) {
       const tokens = tokenStream(promptTokens * 1000 + e * conversations + c, promptTokens);
       if (c === conversations - 1) held.push(tokens);
-      const id = BigInt(e * conversations + c) << 24n;
-      const event = {
-        type: "BlockStored",
-        blockHashes: Array.from({ length: tokens.length / ENGINE_BLOCK }, (_, i) => id + BigInt(i)),
-        parentBlockHash: null,
-        tokenIds: tokens,
-        blockSize: ENGINE_BLOCK,
-        lora: null,
-        medium: "GPU",
-      };
+      const event = conversationStored(e * conversations + c, tokens);
       for (const s of sides) s.producer.kvEvents([event], s.endpoints[e]!.metadata.key, MODEL);
     }
   const unseen = Array.from({ length: ENDPOINTS }, (_, i) =>

@@ -34,6 +34,7 @@ import type { PrecisePrefixCacheProducer } from "../src/scheduler/plugins/precis
 import { defaultTokenizer } from "../src/tokenizer/tokenizer.ts";
 import { runTokenizeTurn, tokenizeTurnTable } from "./tokenize-turn.ts";
 import { watchGc } from "./kv-events/gc-pauses.ts";
+import { conversationStored, cpuMicros, ENGINE_BLOCK } from "./kv-events/held-conversation.ts";
 import { tokenStream } from "./kv-events/token-stream.ts";
 
 const smoke = process.argv.includes("--smoke");
@@ -43,7 +44,6 @@ const option = (name: string, fallback: number) => {
 };
 const BLOCKS = smoke ? 20_000 : option("blocks", 400_000);
 const ENDPOINTS = option("endpoints", 64);
-const ENGINE_BLOCK = 16;
 const MODEL = "meta-llama/Llama-3.1-8B-Instruct";
 const BUDGET = 256 * 1024 ** 2;
 /** Tokens each endpoint holds in the scheduling benchmark (an 8B model's KV on one H200 is ~0.5M). */
@@ -91,14 +91,6 @@ function removalBatches(stored: readonly Batch[]): Batch[] {
     const e = events[0] as Extract<IndexKvEvent, { type: "BlockStored" }>;
     return { pod, blocks, events: [{ type: "BlockRemoved", blockHashes: e.blockHashes, medium: "GPU" }] };
   });
-}
-
-/** CPU microseconds (user + system) of `fn`. */
-function cpuMicros(fn: () => void): number {
-  const start = process.cpuUsage();
-  fn();
-  const used = process.cpuUsage(start);
-  return used.user + used.system;
 }
 
 function ingestRow(name: string, blocks: number, events: number, micros: number, index: PreciseIndex) {
@@ -189,19 +181,7 @@ async function scheduling(): Promise<Record<string, string | number>[]> {
         const text = promptText(promptTokens * 1000 + e * conversations + c, promptTokens);
         const tokens = defaultTokenizer.encode(text);
         if (c === conversations - 1) held.push({ text, tokens });
-        const blocks = tokens.length / ENGINE_BLOCK;
-        const event: IndexKvEvent = {
-          type: "BlockStored",
-          blockHashes: Array.from(
-            { length: blocks },
-            (_, i) => (BigInt(e * conversations + c) << 24n) + BigInt(i),
-          ),
-          parentBlockHash: null,
-          tokenIds: tokens,
-          blockSize: ENGINE_BLOCK,
-          lora: null,
-          medium: "GPU",
-        };
+        const event = conversationStored(e * conversations + c, tokens);
         producer.kvEvents([event], endpoints[e]!.metadata.key, MODEL);
       }
     const iterations = smoke ? 50 : promptTokens > 100_000 ? 100 : promptTokens > 10_000 ? 300 : 2000;
