@@ -3,12 +3,16 @@
  * one request body, for a short completion, an `--kb` completion prompt and an `--kb` chat of 40
  * messages: `JSON.parse` of the decoded body (the router's parse before src/api/json-bytes.ts),
  * `parseJsonBytes` (long plain strings decoded from the bytes natively) and the whole
- * `parseInferenceRequest` (JSON, checks, the prompt text). Medians in ms; with
- * `NODE_OPTIONS=--expose-gc` a GC runs between iterations, untimed.
+ * `parseInferenceRequest` (JSON, checks, the prompt text). Then an answer's usage: `findUsage`
+ * whole, `plainUsageAt` (the read from the bytes, src/gateway/usage-bytes.ts) and `JSON.parse` of
+ * the same usage object (what that read replaces). Medians; with `NODE_OPTIONS=--expose-gc` a GC
+ * runs between iterations, untimed.
  */
 import { parseArgs } from "node:util";
 import { parseJsonBytes } from "../src/api/json-bytes.ts";
 import { parseInferenceRequest } from "../src/gateway/parse-request.ts";
+import { findUsage } from "../src/gateway/usage.ts";
+import { plainUsageAt } from "../src/gateway/usage-bytes.ts";
 
 const { values } = parseArgs({
   options: { kb: { type: "string", default: "800" }, iterations: { type: "string", default: "200" } },
@@ -67,3 +71,29 @@ console.log(
   `request body parsing, medians of ${iterations} (${collect ? "GC between runs" : "no forced GC"})`,
 );
 console.table(rows);
+
+/** A `llmd sim` answer to `max_tokens: 1` (as in request-path.ts) and its usage object's bytes. */
+const answer = Buffer.from(
+  JSON.stringify({
+    id: "cmpl-0123456789abcdef",
+    object: "text_completion",
+    created: 1764614400,
+    model: "m",
+    choices: [{ index: 0, text: " x", logprobs: null, finish_reason: "length", stop_reason: null }],
+    usage: { prompt_tokens: 3, total_tokens: 4, completion_tokens: 1, prompt_tokens_details: null },
+  }),
+);
+const usageStart = answer.lastIndexOf('{"prompt_tokens"');
+const usageEnd = answer.indexOf("}", usageStart) + 1;
+const micros = (ms: number) => (ms * 1000).toFixed(2);
+console.log("\nan answer's usage, medians in µs");
+console.table([
+  {
+    answer: `${answer.length} B`,
+    "findUsage µs": micros(median(() => findUsage(answer), answer.length)),
+    "plainUsageAt µs": micros(median(() => plainUsageAt(answer, usageStart, usageEnd), answer.length)),
+    "JSON.parse of the usage object µs": micros(
+      median(() => JSON.parse(answer.toString("utf8", usageStart, usageEnd)), answer.length),
+    ),
+  },
+]);
