@@ -20,9 +20,14 @@ export function measuredRecords(
   return records.filter((r) => r.arrivalMs >= fromMs && r.arrivalMs < toMs && r.error === undefined);
 }
 
+/** True once the request's first token came (its `firstTokenMs` is NaN until then). */
+export function hasFirstToken(r: RequestRecord): boolean {
+  return Number.isFinite(r.firstTokenMs);
+}
+
 /** Arrival to first token; a request with no first token counts as waiting until `cutMs` (a lower bound). */
 export function waitedMs(r: RequestRecord, cutMs: number): number {
-  return (Number.isFinite(r.firstTokenMs) ? r.firstTokenMs : cutMs) - r.arrivalMs;
+  return (hasFirstToken(r) ? r.firstTokenMs : cutMs) - r.arrivalMs;
 }
 
 /** TTFT p99 (ms, nearest rank) of the {@link measuredRecords}, each as {@link waitedMs}. */
@@ -33,7 +38,7 @@ export function waitingTail(
   cutMs: number,
 ): WaitingTail {
   const measured = measuredRecords(records, fromMs, toMs);
-  const unfinished = measured.filter((r) => !Number.isFinite(r.firstTokenMs)).length;
+  const unfinished = measured.filter((r) => !hasFirstToken(r)).length;
   return {
     p99Ms: percentile(
       measured.map((r) => waitedMs(r, cutMs)),

@@ -6,7 +6,7 @@
  * records).
  */
 import type { RequestRecord } from "../measure/records.ts";
-import { measuredRecords, waitedMs } from "../measure/waiting-tail.ts";
+import { hasFirstToken, measuredRecords, waitedMs } from "../measure/waiting-tail.ts";
 
 /** One of the slowest requests and what it waited for. */
 export interface SlowRequest {
@@ -20,8 +20,6 @@ export interface SlowRequest {
   /** Requests on the same replica that arrived earlier and had no first token yet when it arrived. */
   ahead: RequestRecord[];
 }
-
-const started = (ms: number) => Number.isFinite(ms);
 
 /** The `count` slowest measured requests by TTFT (unfinished ones wait until `cutMs`), slowest first. */
 export function slowestRequests(
@@ -67,7 +65,7 @@ export function replicaOutcomes(
   toMs: number,
   sessionOf: (id: string) => string,
 ): ReplicaOutcome[] {
-  const unfinished = new Set(measuredRecords(records, fromMs, toMs).filter((r) => !started(r.firstTokenMs)));
+  const unfinished = new Set(measuredRecords(records, fromMs, toMs).filter((r) => !hasFirstToken(r)));
   const byEndpoint = new Map<number, ReplicaOutcome & { ids: Set<string> }>();
   for (const r of records) {
     if (r.endpoint < 0) continue;
@@ -86,7 +84,7 @@ export function replicaOutcomes(
     o.requests++;
     o.ids.add(sessionOf(r.id));
     if (unfinished.has(r)) o.unfinished++;
-    if (started(r.firstTokenMs)) o.prefilledTokens += r.inputTokens - r.cachedTokens;
+    if (hasFirstToken(r)) o.prefilledTokens += r.inputTokens - r.cachedTokens;
   }
   return [...byEndpoint.values()]
     .sort((a, b) => a.endpoint - b.endpoint)
