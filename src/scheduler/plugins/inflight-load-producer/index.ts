@@ -105,12 +105,15 @@ export class InFlightLoadProducer implements DataProducer, PreRequest, ResponseH
   preRequest(ctx: SchedulingContext, result: SchedulingResult): void {
     if (ctx.state.has(this.ledgerKey)) return;
     const ledger: LedgerEntry[] = [];
+    const match = readPrefixMatch(ctx.state, this.prefixKey);
+    const promptTokens = this.promptTokens(ctx);
+    const outputTokens = this.estimatedOutputTokens(ctx, promptTokens);
     for (const endpoint of chosenEndpoints(result)) {
       const key = endpoint.metadata.key;
       const entry: LedgerEntry = {
         key,
-        promptTokens: this.uncachedOn(ctx, key),
-        outputTokens: this.estimatedOutputTokens(ctx),
+        promptTokens: uncachedTokens(match, key, promptTokens),
+        outputTokens,
         holdsRequest: true,
         prefillOnly: endpoint.metadata.labels[ROLE_LABEL] === "prefill",
       };
@@ -158,10 +161,6 @@ export class InFlightLoadProducer implements DataProducer, PreRequest, ResponseH
     else this.loads.set(key, load);
   }
 
-  private uncachedOn(ctx: SchedulingContext, endpointKey: string): number {
-    return uncachedTokens(readPrefixMatch(ctx.state, this.prefixKey), endpointKey, this.promptTokens(ctx));
-  }
-
   private promptTokens(ctx: SchedulingContext): number {
     const request = ctx.request;
     return request.tokens?.length ?? this.tokenizer.count(request.promptText);
@@ -172,10 +171,10 @@ export class InFlightLoadProducer implements DataProducer, PreRequest, ResponseH
    * output limit (`max_tokens`, `max_completion_tokens`, `max_output_tokens`) and by
    * `maxEstimatedOutputTokens`. Released at the end of the request.
    */
-  private estimatedOutputTokens(ctx: SchedulingContext): number {
+  private estimatedOutputTokens(ctx: SchedulingContext, promptTokens: number): number {
     if (!this.params.addEstimatedOutputTokens) return 0;
     const request = ctx.request;
-    let estimate = Math.round(this.params.outputRatio * this.promptTokens(ctx));
+    let estimate = Math.round(this.params.outputRatio * promptTokens);
     for (const field of ["max_tokens", "max_completion_tokens", "max_output_tokens"]) {
       const limit = request.body[field];
       if (typeof limit === "number" && limit > 0) estimate = Math.min(estimate, limit);
