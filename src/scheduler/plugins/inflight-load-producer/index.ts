@@ -27,6 +27,7 @@ import type {
 import type { PluginDefinition } from "../../../plugin/types.ts";
 import { chosenEndpoints } from "../shared/chosen-endpoints.ts";
 import { type EndpointLoad, inFlightStateKey } from "../shared/inflight-load.ts";
+import { promptTokenCount } from "../shared/prompt-pieces.ts";
 
 const parameters = z
   .strictObject({
@@ -89,7 +90,7 @@ export class InFlightLoadProducer implements DataProducer, PreRequest, ResponseH
   produce(ctx: SchedulingContext, endpoints: readonly Endpoint[]): void {
     const snapshot = new Map<string, EndpointLoad>();
     const match = readPrefixMatch(ctx.state, this.prefixKey);
-    const promptTokens = this.promptTokens(ctx);
+    const promptTokens = promptTokenCount(ctx.request, this.tokenizer);
     for (const e of endpoints) {
       const key = e.metadata.key;
       const load = this.loads.get(key);
@@ -106,7 +107,7 @@ export class InFlightLoadProducer implements DataProducer, PreRequest, ResponseH
     if (ctx.state.has(this.ledgerKey)) return;
     const ledger: LedgerEntry[] = [];
     const match = readPrefixMatch(ctx.state, this.prefixKey);
-    const promptTokens = this.promptTokens(ctx);
+    const promptTokens = promptTokenCount(ctx.request, this.tokenizer);
     const outputTokens = this.estimatedOutputTokens(ctx, promptTokens);
     for (const endpoint of chosenEndpoints(result)) {
       const key = endpoint.metadata.key;
@@ -159,11 +160,6 @@ export class InFlightLoadProducer implements DataProducer, PreRequest, ResponseH
     load.tokens += tokens;
     if (load.requests === 0 && load.tokens === 0) this.loads.delete(key);
     else this.loads.set(key, load);
-  }
-
-  private promptTokens(ctx: SchedulingContext): number {
-    const request = ctx.request;
-    return request.tokens?.length ?? this.tokenizer.count(request.promptText);
   }
 
   /**
