@@ -17,7 +17,8 @@
  *    for every block). "First sight" decides each held prompt once (the first decision over its
  *    tokens: its keys come from what the index derived from the events); in the others each is
  *    decided again and again, as a conversation's next turn shares the blocks of the last.
- *    Also the longest single insert while a `KeyTable` grows to 4M keys (its doublings are drained
+ *    Also the CPU a token of the index's two per-block hashes (benchmarks/kv-events/key-cost.ts),
+ *    the longest single insert while a `KeyTable` grows to 4M keys (its doublings are drained
  *    by later writes, so none pauses the event loop for the whole table), and the garbage
  *    collector's pauses while the scheduling indexes (about 1M engine blocks of 16 tokens under
  *    64-token request blocks at 64 endpoints) are built and decided on.
@@ -34,6 +35,7 @@ import type { PrecisePrefixCacheProducer } from "../src/scheduler/plugins/precis
 import { defaultTokenizer } from "../src/tokenizer/tokenizer.ts";
 import { runTokenizeTurn, tokenizeTurnTable } from "./tokenize-turn.ts";
 import { watchGc } from "./kv-events/gc-pauses.ts";
+import { keyCostRows } from "./kv-events/key-cost.ts";
 import { conversationStored, cpuMicros, ENGINE_BLOCK } from "./kv-events/held-conversation.ts";
 import { tokenStream } from "./kv-events/token-stream.ts";
 
@@ -260,6 +262,8 @@ function keyTableGrowth(keys: number): Record<string, string | number> {
 
 console.log(`Precise index ingest (${BLOCKS} blocks over ${ENDPOINTS} pods, one core)`);
 console.table(ingest());
+console.log("\nPer-block hashes of a prompt, 64-token blocks (one core)");
+console.table(keyCostRows(smoke ? 16_384 : 200_000, MODEL, smoke ? 5 : 20));
 console.log("\nKeyTable growth (wall clock; the index's lookups, doubling as they fill)");
 console.table([keyTableGrowth(smoke ? 200_000 : 4_000_000)]);
 console.log(`\nScheduling decision, examples/configs/precise.yaml, ${ENDPOINTS} endpoints`);
