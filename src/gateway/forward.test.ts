@@ -316,3 +316,50 @@ function describeForward(via: UpstreamClient): void {
     });
   });
 }
+
+describe("forward through http1, one client write per upstream read", () => {
+  /**
+   * The chunked body a raw client receives through a proxy (no flusher) from a model server that
+   * writes each of `reads` in one socket write, the next only once the client got the previous
+   * one (so no two of them reach the proxy in one read), then the last chunk.
+   */
+  async function relayed(reads: readonly string[]): Promise<string> {
+    let next = (): void => {};
+    const upstream = createNetServer((socket) => {
+      socket.once("data", () => {
+        socket.write(
+          "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n",
+        );
+        const left = [...reads, "0\r\n\r\n"];
+        next = () => {
+          const read = left.shift();
+          if (read !== undefined) socket.write(read);
+        };
+      });
+    });
+    upstream.listen(0, "127.0.0.1");
+    await once(upstream, "listening");
+    after(() => upstream.close());
+    const proxy = await proxyTo("http1", `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`);
+    const raw = connect(Number(new URL(proxy.url).port), "127.0.0.1");
+    raw.write("POST /v1/completions HTTP/1.1\r\nhost: x\r\ncontent-length: 0\r\nconnection: close\r\n\r\n");
+    let wire = "";
+    for await (const part of raw) {
+      wire += (part as Buffer).toString("latin1");
+      next();
+    }
+    return wire.slice(wire.indexOf("\r\n\r\n") + 4);
+  }
+
+  it("writes the chunk frames of one read as one frame, without a flusher", async () => {
+    const a = 'data: {"t":1}\n\n';
+    const b = 'data: {"t":2}\n\n';
+    const body = await relayed([`f\r\n${a}\r\n`, `f\r\n${b}\r\nf\r\n${a}\r\n`]);
+    assert.equal(body, `f\r\n${a}\r\n1e\r\n${b}${a}\r\n0\r\n\r\n`);
+  });
+
+  it("writes the piece of a frame split across reads at the end of each read", async () => {
+    const body = await relayed(["f\r\ndata: ", '{"t":1}\n\n\r\n']);
+    assert.equal(body, '6\r\ndata: \r\n9\r\n{"t":1}\n\n\r\n0\r\n\r\n');
+  });
+});

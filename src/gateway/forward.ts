@@ -1,10 +1,11 @@
 /**
  * The proxy hop for one attempt on one endpoint, through the router's HTTP/1.1 client
  * (src/http1) or undici's dispatch API (the same handler serves both): streaming (SSE) bodies are
- * piped to the client chunk by chunk with back-pressure (the upstream is paused while the client
- * socket is full, so a slow reader holds only its own stream), JSON bodies are buffered (they are
- * small, and buffering lets an upstream failure become a clean 502). With the HTTP/1.1 client, a
- * model server's chunk frame that is flushed alone goes to a chunked client leg as it came.
+ * piped to the client with back-pressure (the upstream is paused while the client socket is full,
+ * so a slow reader holds only its own stream), JSON bodies are buffered (they are small, and
+ * buffering lets an upstream failure become a clean 502). With the HTTP/1.1 client, the chunks of
+ * one upstream read are written to the client when that read has been handled (one client write
+ * per upstream read), and a read's lone chunk frame goes to a chunked client leg as it came.
  */
 import type { IncomingHttpHeaders } from "node:http";
 import type { ClientSink } from "./types.ts";
@@ -55,7 +56,11 @@ export interface ForwardRequest {
    * SSE error event once a stream started.
    */
   signal?: AbortSignal | undefined;
-  /** Coalesces a stream's chunks after the first (the gateway's `streamFlushMs`); absent = write through. */
+  /**
+   * Coalesces a stream's chunks after the first (the gateway's `streamFlushMs`). At 0 ms (or absent)
+   * the HTTP/1.1 client's reads decide: each read's chunks are written at its end; through undici
+   * an absent flusher writes each chunk through.
+   */
   flusher?: StreamFlusher | undefined;
 }
 
@@ -124,6 +129,8 @@ class ForwardHandler implements Dispatcher.DispatchHandler, ResponseHandler, Flu
   private pendingFrame: Buffer | undefined;
   /** Frames a stream straight onto the client's socket when the sink is a plain HTTP/1.1 response. */
   private writer: ChunkedWriter | undefined;
+  /** Pending chunks are written at the end of each upstream read (src/http1, no flush timer). */
+  private writeAtReadEnd = false;
   private readonly onClientClose = (): void => {
     if (this.res.writableFinished) return;
     this.clientGone = true;
@@ -157,8 +164,10 @@ class ForwardHandler implements Dispatcher.DispatchHandler, ResponseHandler, Flu
     this.res.once("close", this.onClientClose);
     const { path, headers, body } = this.req;
     const request = { path, method: "POST" as const, headers, body };
-    if (upstream instanceof Http1Pool) upstream.dispatch(request, this);
-    else upstream.dispatch({ ...request, origin: undefined }, this);
+    if (upstream instanceof Http1Pool) {
+      this.writeAtReadEnd = (this.req.flusher?.intervalMs ?? 0) === 0;
+      upstream.dispatch(request, this);
+    } else upstream.dispatch({ ...request, origin: undefined }, this);
   }
 
   onRequestStart(controller: ExchangeController): void {
@@ -211,6 +220,10 @@ class ForwardHandler implements Dispatcher.DispatchHandler, ResponseHandler, Flu
     this.pendingFrame = this.pending.length === 0 ? frame : undefined;
     this.pending.push(chunk);
     this.pendingBytes += chunk.length;
+    if (this.writeAtReadEnd) {
+      if (this.pendingBytes >= MAX_PENDING_BYTES) this.writePending();
+      return;
+    }
     const flusher = this.req.flusher;
     // The first chunk (the first token) always goes out at once.
     if (!flusher || this.receivedBytes === chunk.length || this.pendingBytes >= MAX_PENDING_BYTES)
@@ -218,9 +231,18 @@ class ForwardHandler implements Dispatcher.DispatchHandler, ResponseHandler, Flu
     else flusher.schedule(this);
   }
 
+  /** The upstream read's chunks were all taken: they leave as one write. */
+  onResponseReadEnd(): void {
+    if (this.writeAtReadEnd && !this.settled) this.writePending();
+  }
+
   /** Writes the coalesced chunks as one (StreamFlusher's tick, a full buffer, the end). */
   flush(): void {
     this.req.flusher?.cancel(this);
+    this.writePending();
+  }
+
+  private writePending(): void {
     if (this.pending.length === 0) return;
     if (!this.res.destroyed) this.writeToClient();
     this.pending.length = 0;

@@ -2,11 +2,11 @@
  * One shared timer that flushes coalesced streams: a stream with chunks waiting asks for the next
  * flush, and every waiting stream is flushed together once per `intervalMs`. A stream that gets one
  * token per engine step then costs the router one socket write (and the client one HTTP chunk) per
- * interval instead of one per token. With `intervalMs` 0 (the default) the flush runs once the
- * event loop has handled every socket that was readable (`setImmediate`): the chunks of a stream
- * that arrived together (a model server ahead of the router, or several tokens in one read) go out
- * as one write, and none waits for a timer. Streams keep their own pending bytes
- * (src/gateway/forward.ts).
+ * interval instead of one per token. With `intervalMs` 0 (the default) a stream read through the
+ * router's HTTP/1.1 client needs no flusher (it writes each upstream read's chunks at the read's
+ * end, src/gateway/forward.ts); one read through undici, which does not tell a read's end, is
+ * flushed once the event loop has handled every socket that was readable (`setImmediate`), so
+ * its chunks that arrived together go out as one write and none waits for a timer.
  */
 
 /** A stream with chunks waiting to be written. */
@@ -22,7 +22,7 @@ export class StreamFlusher {
   private immediate: NodeJS.Immediate | undefined;
 
   /** @param intervalMs flush period in ms (≥ 0; 0 = after the current event-loop turn's I/O). */
-  constructor(private readonly intervalMs: number) {}
+  constructor(readonly intervalMs: number) {}
 
   /** `stream` is flushed at the next tick (once, however often it asks). */
   schedule(stream: Flushable): void {

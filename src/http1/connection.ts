@@ -109,7 +109,9 @@ export class Connection {
     } catch (error) {
       if (!(error instanceof Http1Error)) throw error;
       if (this.exchange === exchange) this.fail(error);
+      return;
     }
+    if (this.exchange === exchange && this.framing) exchange.handler.onResponseReadEnd?.(exchange);
   };
 
   private readHead(exchange: Exchange, chunk: Buffer): void {

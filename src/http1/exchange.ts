@@ -42,6 +42,11 @@ export interface ResponseHandler {
    * `onResponseData`.
    */
   onResponseFrame?(controller: ExchangeController, payload: Buffer, frame: Buffer): void;
+  /**
+   * Every body piece of one socket read was delivered (and the body goes on): a relay that held
+   * the read's pieces writes them now, one client write per upstream read.
+   */
+  onResponseReadEnd?(controller: ExchangeController): void;
   onResponseEnd?(controller: ExchangeController, trailers: IncomingHttpHeaders): void;
   onResponseError?(controller: ExchangeController, error: Error): void;
 }
