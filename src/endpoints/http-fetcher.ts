@@ -1,11 +1,15 @@
 /**
- * The pool's one HTTP client for scrapes, health probes and `/v1/models`: a keep-alive undici
- * Agent with short timeouts and a response-size cap, so a slow or hostile server cannot stall or
- * flood the router.
+ * The pool's one HTTP client for scrapes, health probes and `/v1/models`: keep-alive connections
+ * with short timeouts and a response-size cap, so a slow or hostile server cannot stall or flood
+ * the router. Plain http goes through the router's HTTP/1.1 client (src/http1: one pool per
+ * origin, its connection kept between the 50 ms scrapes), https through an undici Agent.
  */
 import { readFileSync } from "node:fs";
 import { Agent } from "undici";
+import { Http1Pool } from "../http1/pool.ts";
 import { type FetchOutcome, getText } from "./text-get.ts";
+
+const KEEP_ALIVE_MS = 30_000;
 
 /** Options of {@link HttpFetcher}. */
 export interface HttpFetcherOptions {
@@ -30,19 +34,22 @@ function readPem(path: string | undefined): string | undefined {
   return path === undefined ? undefined : readFileSync(path, "utf8");
 }
 
-/** GETs text over one shared keep-alive connection pool. */
+/** GETs text over keep-alive connections shared by every caller. */
 export class HttpFetcher {
   private readonly agent: Agent;
+  /** Plain-http origins' pools; ones left without a connection are dropped when a new origin comes. */
+  private readonly pools = new Map<string, Http1Pool>();
   private readonly timeoutMs: number;
+  private readonly maxBodyBytes: number;
 
   constructor(options: HttpFetcherOptions = {}) {
     this.timeoutMs = options.timeoutMs ?? 1000;
+    this.maxBodyBytes = options.maxBodyBytes ?? 16 * 1024 * 1024;
     this.agent = new Agent({
-      keepAliveTimeout: 30_000,
+      keepAliveTimeout: KEEP_ALIVE_MS,
       connectTimeout: this.timeoutMs,
       headersTimeout: this.timeoutMs,
       bodyTimeout: this.timeoutMs,
-      maxResponseSize: options.maxBodyBytes ?? 16 * 1024 * 1024,
       connect: {
         rejectUnauthorized: !(options.insecureSkipVerify ?? true),
         ca: readPem(options.tlsFiles?.caCertPath),
@@ -54,11 +61,32 @@ export class HttpFetcher {
 
   /** GETs `path` from `origin` (`http://host:port`); never throws for network or HTTP failures. */
   getText(origin: string, path: string): Promise<FetchOutcome> {
-    return getText(this.agent, origin, path, this.timeoutMs);
+    const client = origin.startsWith("http://") ? this.poolFor(origin) : this.agent;
+    return getText(client, origin, path, this.timeoutMs, this.maxBodyBytes);
   }
 
   /** Closes idle connections and refuses new requests. */
   async close(): Promise<void> {
+    for (const pool of this.pools.values()) pool.close();
+    this.pools.clear();
     await this.agent.close();
+  }
+
+  private poolFor(origin: string): Http1Pool {
+    let pool = this.pools.get(origin);
+    if (pool) return pool;
+    // A new origin (an endpoint added): forget those whose endpoints went away, so churn cannot grow the map.
+    for (const [key, idle] of this.pools) if (idle.size === 0) this.pools.delete(key);
+    const { hostname, port } = new URL(origin);
+    const host = hostname.startsWith("[") ? hostname.slice(1, -1) : hostname;
+    const t = this.timeoutMs;
+    pool = new Http1Pool(host, Number(port || 80), {
+      connectTimeoutMs: t,
+      headersTimeoutMs: t,
+      bodyTimeoutMs: t,
+      keepAliveMs: KEEP_ALIVE_MS,
+    });
+    this.pools.set(origin, pool);
+    return pool;
   }
 }

@@ -1,41 +1,57 @@
 /**
- * One GET as an undici dispatch handler that collects the body chunks into one buffer and decodes
- * it once. Scrapes run 20 times a second per endpoint, and this skips what `request()` builds per
- * response (a Readable body stream, an async resource, promise chains): about half the CPU per
- * scrape (docs/endpoints.md "Measured", `npm run bench -- endpoints`).
+ * One GET as a dispatch handler that collects the body chunks into one buffer and decodes it
+ * once, through the router's HTTP/1.1 client (src/http1, plain http) or an undici dispatcher
+ * (https): the handler contract is the same. Scrapes run 20 times a second per endpoint, and this
+ * skips what undici's `request()` builds per response (a Readable body stream, an async resource,
+ * promise chains) (docs/endpoints.md "Measured", `npm run bench -- endpoints`).
  */
 import type { Dispatcher } from "undici";
+import { Http1Pool } from "../http1/pool.ts";
 
 /** Outcome of one GET: the body on 2xx, otherwise why not (a value, not an exception). */
 export type FetchOutcome = { ok: true; body: string } | { ok: false; status: number; error: string };
 
-/** GETs `path` from `origin` through `dispatcher`, the whole request bounded by `timeoutMs`; never rejects. */
+/** What the handler needs of either client's controller. */
+interface Abortable {
+  abort(reason: Error): void;
+}
+
+const NO_HEADERS: Readonly<Record<string, string>> = Object.freeze({});
+
+/**
+ * GETs `path` from `origin` through `client`, the whole request bounded by `timeoutMs` and the
+ * body by `maxBodyBytes`; never rejects.
+ */
 export function getText(
-  dispatcher: Dispatcher,
+  client: Http1Pool | Dispatcher,
   origin: string,
   path: string,
   timeoutMs: number,
+  maxBodyBytes: number,
 ): Promise<FetchOutcome> {
   return new Promise((resolve) => {
-    const handler = new TextGet(resolve, timeoutMs);
+    const handler = new TextGet(resolve, timeoutMs, maxBodyBytes);
     try {
-      dispatcher.dispatch({ origin, path, method: "GET" }, handler);
+      if (client instanceof Http1Pool) client.dispatch({ path, method: "GET", headers: NO_HEADERS }, handler);
+      else client.dispatch({ origin, path, method: "GET" }, handler);
     } catch (err) {
       handler.onResponseError(undefined, err as Error);
     }
   });
 }
 
-class TextGet implements Dispatcher.DispatchHandler {
+class TextGet {
   private readonly timer: NodeJS.Timeout;
-  private controller: Dispatcher.DispatchController | undefined;
+  private controller: Abortable | undefined;
   private expired = false;
   private status = 0;
+  private bytes = 0;
   private readonly chunks: Buffer[] = [];
 
   constructor(
     private readonly settle: (outcome: FetchOutcome) => void,
     timeoutMs: number,
+    private readonly maxBodyBytes: number,
   ) {
     this.timer = setTimeout(() => this.expire(), timeoutMs);
   }
@@ -46,17 +62,20 @@ class TextGet implements Dispatcher.DispatchHandler {
     this.controller?.abort(timeoutError());
   }
 
-  onRequestStart(controller: Dispatcher.DispatchController): void {
+  onRequestStart(controller: Abortable): void {
     this.controller = controller;
     if (this.expired) controller.abort(timeoutError());
   }
 
-  onResponseStart(_controller: Dispatcher.DispatchController, statusCode: number): void {
+  onResponseStart(_controller: Abortable, statusCode: number): void {
     this.status = statusCode;
   }
 
-  onResponseData(_controller: Dispatcher.DispatchController, chunk: Buffer): void {
-    this.chunks.push(chunk);
+  onResponseData(controller: Abortable, chunk: Buffer): void {
+    this.bytes += chunk.length;
+    if (this.bytes > this.maxBodyBytes)
+      controller.abort(new Error(`response body over ${this.maxBodyBytes} bytes`));
+    else this.chunks.push(chunk);
   }
 
   onResponseEnd(): void {
@@ -68,7 +87,7 @@ class TextGet implements Dispatcher.DispatchHandler {
     } else this.settle({ ok: false, status, error: `HTTP ${status}` });
   }
 
-  onResponseError(_controller: Dispatcher.DispatchController | undefined, err: Error): void {
+  onResponseError(_controller: Abortable | undefined, err: Error): void {
     clearTimeout(this.timer);
     this.settle({ ok: false, status: 0, error: describe(err) });
   }

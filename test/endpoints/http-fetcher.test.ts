@@ -61,6 +61,21 @@ describe("HttpFetcher over real HTTP", () => {
     assert.equal(outcome.ok, false);
   });
 
+  it("keeps one connection for GETs one after another (a scrape every 50 ms opens none)", async () => {
+    let connections = 0;
+    const count = () => connections++;
+    server.on("connection", count);
+    const own = new HttpFetcher();
+    try {
+      for (let i = 0; i < 5; i++)
+        assert.deepEqual(await own.getText(origin, "/page"), { ok: true, body: "a 1\n" });
+      assert.equal(connections, 1);
+    } finally {
+      server.off("connection", count);
+      await own.close();
+    }
+  });
+
   it("bounds the whole request, not only each wait, and the connection pool still serves after", async () => {
     const outcome = await fetcher.getText(origin, "/drip");
     assert.equal(outcome.ok, false);
