@@ -17,7 +17,10 @@
  * `runTokenizeTurn` is exported for other benchmarks (kv-events). Each body is JSON-parsed fresh,
  * as the gateway does, so no string is shared with an earlier turn.
  * With `NODE_OPTIONS=--expose-gc` a GC runs between turns (untimed); the collections that ran
- * during the timed turns are counted, with the longest.
+ * during the timed turns are counted, with the longest. Before and after every turn a fixed busy
+ * loop calibrated to ≈ 0.5 ms runs as a noise floor (busy-control.ts), and each case's slowest turns
+ * name the sections of their longest block (spans.ts), the collections inside it and the control's
+ * readings around them (`tokenizeTurnTails`).
  */
 import { readdirSync, readFileSync } from "node:fs";
 import { loadavg } from "node:os";
@@ -28,7 +31,9 @@ import { isHostedPlugin } from "../src/scheduler/framework/hosted.ts";
 import type { Scheduler } from "../src/scheduler/framework/scheduler.ts";
 import { makeContext, makeEndpoint } from "../src/scheduler/framework/testing.ts";
 import type { DataProducer, RequestScheduler, SchedulingResult } from "../src/scheduler/framework/types.ts";
-import { type GcPauses, watchGc } from "./kv-events/gc-pauses.ts";
+import { type GcEntry, type GcPauses, watchGc } from "./kv-events/gc-pauses.ts";
+import { BusyControl } from "./tokenize-turn/busy-control.ts";
+import { probeClasses, probeScheduler, type Span, selfTimes, spans } from "./tokenize-turn/spans.ts";
 
 const DEFAULT_CONFIG = new URL("../examples/configs/default.yaml", import.meta.url);
 const CHAT = "/v1/chat/completions";
@@ -61,9 +66,32 @@ export interface TokenizeTurnRow {
   /** The turn's time on the event loop (the rest was on the worker thread). */
   onLoopMs: Spread;
   blockMs: Spread;
+  /** The longest block the decision left on a timer (the approximate index's deferred inserts). */
+  deferredMs: Spread;
   /** Collections that ran during the timed turns (the forced ones between turns excluded), and the longest. */
   gc: { count: number; longestMs: number };
+  /** The busy-loop control's readings, right before and after each turn. */
+  controlMs: Spread;
+  /** The turns with the longest blocks, slowest first. */
+  slowest: TailTurn[];
 }
+
+/** One of a case's slowest turns: what its longest block was made of. */
+export interface TailTurn {
+  turn: number;
+  blockMs: number;
+  /** Labelled sections' own time inside the longest block, largest first (spans.ts). */
+  sections: [string, number][];
+  /** Collections that started inside the longest block. */
+  gcInBlock: GcEntry[];
+  /** The control's readings right before and right after the turn. */
+  controlMs: [number, number];
+}
+
+/** Slowest turns listed per case. */
+const TAIL_TURNS = 3;
+/** The control's length: a typical next-turn block. */
+const CONTROL_MS = 0.5;
 
 type Message = { role: string; content: string };
 type Spread = { min: number; p50: number; p99: number; max: number };
@@ -118,6 +146,8 @@ class Sections {
   private resumed = 0;
   /** The longest section of the running turn. */
   longest = 0;
+  /** Where it was (`performance.now()` times). */
+  longestAt: [number, number] = [0, 0];
   /** All its sections together: the turn's time on the event loop. */
   onLoop = 0;
 
@@ -144,8 +174,12 @@ class Sections {
 
   /** Ends the running section. */
   close(): void {
-    const section = performance.now() - this.resumed;
-    this.longest = Math.max(this.longest, section);
+    const now = performance.now();
+    const section = now - this.resumed;
+    if (section > this.longest) {
+      this.longest = section;
+      this.longestAt = [this.resumed, now];
+    }
     this.onLoop += section;
   }
 }
@@ -166,6 +200,9 @@ async function scheduler(
   const loaded = loadConfig(text);
   const hosted = [...loaded.plugins.values()].filter(isHostedPlugin);
   for (const plugin of hosted) await plugin.start();
+  // Spans first, so a producer's span ends before the section its promise closes.
+  probeScheduler(loaded.scheduler);
+  probeClasses();
   sections.watch(loaded.scheduler);
   return {
     scheduler: loaded.scheduler,
@@ -175,38 +212,72 @@ async function scheduler(
   };
 }
 
+/** One timed decision. */
+interface Decision {
+  ms: number;
+  blockMs: number;
+  /** The longest block's start and end. */
+  blockAt: [number, number];
+  onLoopMs: number;
+  /** The longest outermost span that ran after the decision, on a timer (the deferred inserts); 0 if none. */
+  deferredMs: number;
+  promptTokens: number | null;
+  gc: GcPauses;
+  spans: Span[];
+}
+
 /** One scheduling decision for `messages` parsed from JSON; its added latency and longest block. */
 async function decide(
   scheduler: RequestScheduler,
   sections: Sections,
   endpoints: readonly Endpoint[],
   body: string,
-): Promise<{ ms: number; blockMs: number; onLoopMs: number; promptTokens: number | null; gc: GcPauses }> {
+): Promise<Decision> {
   if (collect) {
     collect();
     await new Promise((resolve) => setTimeout(resolve, 2));
   }
   const parsed = JSON.parse(body) as { messages: Message[] };
   const gc = watchGc();
+  spans.start();
   sections.open();
   const t0 = performance.now();
   const ctx = makeContext({
     model: MODEL,
     path: CHAT,
     body: parsed,
-    promptText: renderChat(parsed.messages),
+    promptText: spans.time("renderChat", () => renderChat(parsed.messages)),
   });
   await scheduler.prepare(ctx, endpoints);
   const result = scheduler.schedule(ctx, endpoints) as SchedulingResult;
   scheduler.preRequest(ctx, result);
   const ms = performance.now() - t0;
   sections.close();
-  const blockMs = sections.longest;
+  const decided = performance.now();
+  // The decision's timers (the approximate index's deferred inserts) run before this one.
+  await new Promise((resolve) => setTimeout(resolve, 0));
+  const recorded = spans.stop();
+  let deferredMs = 0;
+  for (const s of recorded)
+    if (s.depth === 0 && s.start >= decided) deferredMs = Math.max(deferredMs, s.end - s.start);
   const pauses = await gc.stop();
   const picked = result.profileResults.get(result.primaryProfileName)!.targetEndpoints[0]!;
   scheduler.complete(ctx, picked, "natural", undefined);
   const promptTokens = ctx.request.tokens?.length ?? null;
-  return { ms, blockMs, onLoopMs: sections.onLoop, promptTokens, gc: pauses };
+  const { longest: blockMs, longestAt: blockAt, onLoop: onLoopMs } = sections;
+  return { ms, blockMs, blockAt, onLoopMs, deferredMs, promptTokens, gc: pauses, spans: recorded };
+}
+
+/** What the longest block of turn `turn` held, with the control's readings around it. */
+function tailTurn(turn: number, one: Decision, controlMs: [number, number]): TailTurn {
+  const [from, to] = one.blockAt;
+  return {
+    turn,
+    blockMs: one.blockMs,
+    sections: selfTimes(one.spans, from, to),
+    gcInBlock: one.gc.entries.filter((e) => e.startMs >= from && e.startMs < to),
+    controlMs,
+  };
 }
 
 async function timeCase(
@@ -220,21 +291,34 @@ async function timeCase(
 ): Promise<TokenizeTurnRow> {
   const sections = new Sections();
   const run = await scheduler(config, extra, sections);
+  const control = new BusyControl(CONTROL_MS);
   try {
     for (const body of warm) await decide(run.scheduler, sections, endpoints, body);
     const ms: number[] = [];
     const blocks: number[] = [];
     const onLoop: number[] = [];
+    const deferred: number[] = [];
     const tokens: number[] = [];
+    const controls: number[] = [];
+    let slowest: TailTurn[] = [];
     const gc = { count: 0, longestMs: 0 };
     for (let i = 0; i < turns; i++) {
-      const one = await decide(run.scheduler, sections, endpoints, bodies(i));
+      const body = bodies(i);
+      const before = control.run();
+      const one = await decide(run.scheduler, sections, endpoints, body);
+      const after = control.run();
+      controls.push(before, after);
       ms.push(one.ms);
       blocks.push(one.blockMs);
       onLoop.push(one.onLoopMs);
+      deferred.push(one.deferredMs);
       if (one.promptTokens !== null) tokens.push(one.promptTokens);
       gc.count += one.gc.all;
       gc.longestMs = Math.max(gc.longestMs, one.gc.longestMs);
+      if (slowest.length < TAIL_TURNS || one.blockMs > slowest[slowest.length - 1]!.blockMs) {
+        slowest.push(tailTurn(i, one, [before, after]));
+        slowest = slowest.sort((a, b) => b.blockMs - a.blockMs).slice(0, TAIL_TURNS);
+      }
     }
     const promptTokens = tokens.length > 0 ? { min: Math.min(...tokens), max: Math.max(...tokens) } : null;
     return {
@@ -244,7 +328,10 @@ async function timeCase(
       addedMs: summary(ms),
       onLoopMs: summary(onLoop),
       blockMs: summary(blocks),
+      deferredMs: summary(deferred),
       gc,
+      controlMs: summary(controls),
+      slowest,
     };
   } finally {
     await run.close();
@@ -350,8 +437,28 @@ export function tokenizeTurnTable(rows: readonly TokenizeTurnRow[]): Record<stri
     "added ms min / p50 / p99 / max": f(r.addedMs),
     "on the event loop ms": f(r.onLoopMs),
     "longest block ms": f(r.blockMs),
+    "deferred block ms": f(r.deferredMs),
     "GCs in turns (longest ms)": `${r.gc.count} (${r.gc.longestMs.toFixed(2)})`,
+    [`${CONTROL_MS} ms control ms`]: f(r.controlMs),
   }));
+}
+
+/** Each case's slowest turns: the sections of their longest block, collections in it, the control around it. */
+export function tokenizeTurnTails(rows: readonly TokenizeTurnRow[]): Record<string, string | number>[] {
+  const ms = (v: number) => v.toFixed(2);
+  return rows.flatMap((r) =>
+    r.slowest.map((t) => ({
+      case: r.case,
+      turn: t.turn,
+      "longest block ms": ms(t.blockMs),
+      "its largest sections (own ms)": t.sections
+        .slice(0, 3)
+        .map(([label, v]) => `${label} ${ms(v)}`)
+        .join("; "),
+      "GCs in it": t.gcInBlock.map((g) => `${g.kind} ${ms(g.ms)}`).join(", ") || "none",
+      "control before / after ms": `${ms(t.controlMs[0])} / ${ms(t.controlMs[1])}`,
+    })),
+  );
 }
 
 if (process.argv[1]?.endsWith("tokenize-turn.ts")) {
@@ -373,5 +480,8 @@ if (process.argv[1]?.endsWith("tokenize-turn.ts")) {
       `${options.endpoints} endpoints (node ${process.version}, gc between turns: ${collect ? "yes" : "no"}, ` +
       `load average ${loadavg()[0]!.toFixed(1)})`,
   );
-  console.table(tokenizeTurnTable(await runTokenizeTurn(options)));
+  const rows = await runTokenizeTurn(options);
+  console.table(tokenizeTurnTable(rows));
+  console.log("\nThe slowest turns' longest blocks (benchmarks/tokenize-turn/spans.ts)");
+  console.table(tokenizeTurnTails(rows));
 }
