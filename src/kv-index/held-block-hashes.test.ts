@@ -1,9 +1,11 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import type { ChatMessageLike } from "../api/prompt.ts";
 import { encodeChat } from "../tokenizer/chat.ts";
 import { IncrementalEncoder } from "../tokenizer/incremental.ts";
 import { loadTokenizer } from "../tokenizer/registry.ts";
 import { randomFrom, randomTurns } from "../tokenizer/testing.ts";
+import { WorkerEncoder } from "../tokenizer/worker-encoder.ts";
 import { hashPrefixBlocks, prefixSeed } from "./block-hasher.ts";
 import { heldPrefixBlocks } from "./held-block-hashes.ts";
 
@@ -28,20 +30,55 @@ function assertSameKeys(tokens: Uint32Array, label: string): void {
       );
 }
 
-test("held conversations' keys equal keys from scratch across continued turns, forks, edits, revisits and evictions", () => {
-  const encoder = new IncrementalEncoder("llama3.1", 24 * 1024);
+/** A chat prompt's ids from the incremental encoder, on this thread or its worker. */
+type Encode = (messages: ChatMessageLike[]) => Uint32Array | Promise<Uint32Array>;
+
+/**
+ * A seeded walk of 160 turns that continue, fork, edit and revisit conversations, `together` at a
+ * time: every prompt's ids equal the tokenizer's from scratch and its keys those of a plain copy,
+ * and no prompt's ids change later.
+ */
+async function walk(encoder: IncrementalEncoder, encode: Encode, together: () => number): Promise<void> {
   const nextTurn = randomTurns(randomFrom(11));
   const prompts: { tokens: Uint32Array; copy: Uint32Array }[] = [];
-  for (let turn = 0; turn < 160; turn++) {
-    const next = nextTurn();
-    const tokens = encoder.encodeChatHere(next);
-    assert.deepEqual(tokens, encodeChat(llama, next), `turn ${turn}: token for token`);
-    assertSameKeys(tokens, `turn ${turn}`);
-    prompts.push({ tokens, copy: Uint32Array.from(tokens) });
+  for (let turn = 0; turn < 160; ) {
+    const batch = Array.from({ length: together() }, () => nextTurn());
+    const all = await Promise.all(batch.map(encode));
+    all.forEach((tokens, k) => {
+      assert.deepEqual(tokens, encodeChat(llama, batch[k]!), `turn ${turn}: token for token`);
+      assertSameKeys(tokens, `turn ${turn}`);
+      prompts.push({ tokens, copy: Uint32Array.from(tokens) });
+      turn++;
+    });
   }
   assert.ok(encoder.trie.bytes <= 24 * 1024, "evictions happened within the budget");
   prompts.forEach(({ tokens, copy }, turn) => {
     assert.deepEqual(tokens, copy, `turn ${turn}'s ids are unchanged by the turns after it`);
     assertSameKeys(tokens, `turn ${turn}, again at the end`);
   });
+}
+
+test("held conversations' keys equal keys from scratch across continued turns, forks, edits, revisits and evictions", async () => {
+  const encoder = new IncrementalEncoder("llama3.1", 24 * 1024);
+  await walk(
+    encoder,
+    (messages) => encoder.encodeChatHere(messages),
+    () => 1,
+  );
+});
+
+test("with the worker building forks', outgrown and new conversations' arrays, turns one to three at a time get the same ids and keys", async () => {
+  const encoder = new IncrementalEncoder("llama3.1", 24 * 1024);
+  const worker = new WorkerEncoder("llama3.1");
+  encoder.useWorker(worker);
+  const random = randomFrom(5);
+  try {
+    await walk(
+      encoder,
+      (messages) => encoder.encodeChat(messages),
+      () => 1 + random(3),
+    );
+  } finally {
+    await worker.close();
+  }
 });

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { ConversationIds, copiedFrom, isAppendOnly } from "./conversation-ids.ts";
+import { buildIds, ConversationIds, copiedFrom, isAppendOnly } from "./conversation-ids.ts";
 
 const ids = (...values: number[]) => Uint32Array.from(values);
 
@@ -40,4 +40,28 @@ test("a copy holds the prefix with room to grow; views from the start of an arra
   assert.equal(copied?.source.deref(), array.view(1).buffer, "the copy knows the array it copied");
   assert.equal(copied?.length, 2);
   assert.equal(copiedFrom(array.view(1)), null);
+});
+
+test("buildIds makes, on any thread, the array copyOf and append would; adopt registers it as their copy", () => {
+  const array = new ConversationIds(4);
+  array.append(0, [ids(1, 2, 3)]);
+  const built = buildIds(array.buffer, 2, [ids(8, 9), ids(7)], 1);
+  assert.deepEqual(
+    built.parts.map((part) => Array.from(part)),
+    [[8, 9], [7]],
+    "the parts are views of the new buffer",
+  );
+  assert.equal(built.parts[0]!.buffer, built.buffer);
+  const adopted = ConversationIds.adopt(built, array.view(2));
+  const made = ConversationIds.copyOf(array.view(2), 4);
+  made.append(2, [ids(8, 9), ids(7)]);
+  assert.deepEqual(Array.from(adopted.view(adopted.length)), Array.from(made.view(made.length)));
+  assert.deepEqual([adopted.length, adopted.capacity], [made.length, made.capacity]);
+  assert.equal(adopted.append(5, [ids(6)]), 6, "room for what was asked");
+  assert.ok(isAppendOnly(adopted.view(6)));
+  assert.equal(copiedFrom(adopted.view(6))?.source.deref(), array.buffer);
+  assert.equal(copiedFrom(adopted.view(6))?.length, 2);
+  const fresh = ConversationIds.adopt(buildIds(null, 0, [ids(5)], 0), new ConversationIds(0).view(0));
+  assert.deepEqual(Array.from(fresh.view(1)), [5]);
+  assert.equal(copiedFrom(fresh.view(1)), null, "a new conversation copied nothing");
 });

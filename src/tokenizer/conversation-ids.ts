@@ -3,7 +3,9 @@
  * change once written, so every prompt handed out as a view of the array (`view`) stays valid
  * while the conversation's next turns are written after it: a turn costs its new ids, not a copy
  * of the whole conversation. A turn that does not continue where the array ends (a fork, an edit
- * of an earlier message) gets a new array with the shared prefix copied (`copyOf`).
+ * of an earlier message) or does not fit in it gets a new array with the shared prefix copied
+ * (`copyOf`). The arrays are shared memory, so the tokenizer's worker thread can build that new
+ * array, the shared prefix and the turn's ids in it, off the event loop (`buildIds`, `adopt`).
  */
 
 /**
@@ -23,16 +25,54 @@ function withRoom(ids: number): number {
   return ids + Math.max(256, ids >>> 3);
 }
 
+/** A shared buffer for `capacity` ids. */
+function idsBuffer(capacity: number): SharedArrayBuffer {
+  return new SharedArrayBuffer(capacity * Uint32Array.BYTES_PER_ELEMENT);
+}
+
+/** A new array's buffer, as `buildIds` returns it: `length` ids written, `parts` as views of it. */
+export interface BuiltIds {
+  readonly buffer: SharedArrayBuffer;
+  readonly length: number;
+  readonly parts: Uint32Array[];
+}
+
+/**
+ * The buffer of a new conversation array holding the first `prefix` ids of `source` (a
+ * `ConversationIds` buffer, or null for none) and then `parts`, with room for `room` more ids and
+ * spare, as `copyOf` and `append` would make it. Touches no registry, so it runs on any thread:
+ * the encode worker builds a fork's array with it and the event loop `adopt`s it.
+ */
+export function buildIds(
+  source: SharedArrayBuffer | null,
+  prefix: number,
+  parts: readonly Uint32Array[],
+  room: number,
+): BuiltIds {
+  const length = prefix + idsLength(parts);
+  const buffer = idsBuffer(withRoom(length + room));
+  const ids = new Uint32Array(buffer);
+  if (source && prefix > 0) ids.set(new Uint32Array(source, 0, prefix));
+  const views: Uint32Array[] = [];
+  let at = prefix;
+  for (const part of parts) {
+    ids.set(part, at);
+    views.push(ids.subarray(at, at + part.length));
+    at += part.length;
+  }
+  return { buffer, length, parts: views };
+}
+
 /** A growing, append-only array of one conversation's ids. */
 export class ConversationIds {
   private readonly ids: Uint32Array;
   /** Ids written: `[0, length)` never changes. */
   private written = 0;
 
-  /** An array with room for `capacity` ids. */
-  constructor(capacity: number) {
-    this.ids = new Uint32Array(capacity);
-    appendOnly.set(this.ids.buffer, null);
+  /** An array with room for `capacity` ids (over `buffer` when given: one `buildIds` made). */
+  constructor(capacity: number, buffer: SharedArrayBuffer = idsBuffer(capacity)) {
+    this.ids = new Uint32Array(buffer, 0, capacity);
+    appendOnly.set(buffer, null);
   }
 
   /** A new array holding `prefix` (a view of another array's start), with room for `room` more ids (and some spare). */
@@ -40,9 +80,25 @@ export class ConversationIds {
     const copy = new ConversationIds(withRoom(prefix.length + room));
     copy.ids.set(prefix);
     copy.written = prefix.length;
-    if (isAppendOnly(prefix))
-      appendOnly.set(copy.ids.buffer, { source: new WeakRef(prefix.buffer), length: prefix.length });
+    copy.copied(prefix);
     return copy;
+  }
+
+  /**
+   * The array `buildIds` made (on any thread) from `prefix`, a view of another array's start (or
+   * an empty view when it copied none): what `copyOf` then `append` of its parts would be.
+   */
+  static adopt(built: BuiltIds, prefix: Uint32Array): ConversationIds {
+    const array = new ConversationIds(built.buffer.byteLength / Uint32Array.BYTES_PER_ELEMENT, built.buffer);
+    array.written = built.length;
+    array.copied(prefix);
+    return array;
+  }
+
+  /** Records that this array starts with `prefix`'s ids. */
+  private copied(prefix: Uint32Array): void {
+    if (prefix.length > 0 && isAppendOnly(prefix))
+      appendOnly.set(this.ids.buffer, { source: new WeakRef(prefix.buffer), length: prefix.length });
   }
 
   /** Ids written so far. */
@@ -53,6 +109,16 @@ export class ConversationIds {
   /** Bytes the array holds (its whole capacity). */
   get bytes(): number {
     return this.ids.byteLength;
+  }
+
+  /** Ids the array has room for. */
+  get capacity(): number {
+    return this.ids.length;
+  }
+
+  /** The shared memory the ids are in (what the encode worker copies a prefix from). */
+  get buffer(): SharedArrayBuffer {
+    return this.ids.buffer as SharedArrayBuffer;
   }
 
   /** The first `end` ids (`end` ≤ `length`), without copying. */

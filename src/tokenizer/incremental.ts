@@ -7,16 +7,18 @@
  * are one growing `ConversationIds` array: a turn that continues it writes its new ids after the
  * held ones and the prompt is a view of the array, so neither the event loop nor the garbage
  * collector touches the conversation's earlier ids. With a worker, all new text is tokenized
- * there and the event loop only compares, renders the new messages and writes ids; the tokenizer
+ * there, and a turn that needs a new array (a fork, a conversation outgrowing its array, a new
+ * conversation) gets it built there too, with the shared prefix copied and the turn's ids in it;
+ * the event loop only compares, renders the new messages and writes the prompt end; the tokenizer
  * itself (tens of MB of heap, which every full GC of the event loop's thread would walk) is loaded
  * on this thread only when there is no worker.
  */
 import type { ChatMessageLike } from "../api/prompt.ts";
 import { type ChatTemplate, type ChatTokenizer, type MessageText, messageTexts } from "./chat.ts";
-import { ConversationIds, idsLength } from "./conversation-ids.ts";
+import { type BuiltIds, ConversationIds, idsLength } from "./conversation-ids.ts";
 import { type HeldIds, type MessageNode, MessageTrie } from "./message-trie.ts";
 import { CHAT_TEMPLATES, loadTokenizer, type ModelTokenizerName } from "./registry.ts";
-import type { WorkerEncoder } from "./worker-encoder.ts";
+import type { BuildRequest, Encoded, WorkerEncoder } from "./worker-encoder.ts";
 
 /** A chat turn split at what the trie holds: its held path, the messages after it and their segments. */
 interface Plan {
@@ -26,8 +28,6 @@ interface Plan {
   fresh: MessageText[];
   /** The segments to tokenize: the fresh messages', then the template's end while its ids are unknown. */
   texts: string[];
-  /** Where the turn's ids go when they cannot follow the base's in its array (see `forked`). */
-  copy: ConversationIds | null;
 }
 
 /** Chat prompts to token ids, re-tokenizing only messages not seen recently. */
@@ -56,9 +56,10 @@ export class IncrementalEncoder {
     const plan = this.plan(messages);
     if (plan.texts.length === 0 || this.worker === null) return this.encodeHere(plan);
     // A dead worker costs the event loop, never the request.
-    const tokenized = this.worker.encode(plan.texts).catch(() => this.tokenizeHere(plan.texts));
-    plan.copy = this.forked(plan);
-    return tokenized.then((ids) => this.complete(plan, ids));
+    const tokenized = this.worker
+      .encode(plan.texts, false, this.buildRequest(plan))
+      .catch((): Encoded => ({ ids: this.tokenizeHere(plan.texts), built: null }));
+    return tokenized.then(({ ids, built }) => this.complete(plan, ids, built));
   }
 
   /** A completions prompt's ids (not cached: a prompt seldom repeats whole). */
@@ -66,7 +67,7 @@ export class IncrementalEncoder {
     if (!this.worker) return this.onThisThread().encodePrompt(text);
     return this.worker
       .encode([text], true)
-      .then((ids) => ids[0]!)
+      .then(({ ids }) => ids[0]!)
       .catch(() => this.onThisThread().encodePrompt(text));
   }
 
@@ -82,22 +83,24 @@ export class IncrementalEncoder {
     const texts = fresh.map((m, k) => this.template.segment(m, path.length + k));
     if (this.endIds === null) texts.push(this.template.end);
     const base = path[path.length - 1] ?? this.trie.root;
-    return { path, base, fresh, texts, copy: null };
+    return { path, base, fresh, texts };
   }
 
   /**
-   * A new array with the base's ids copied, made while the worker tokenizes, when the turn is a
-   * fork: its base's array already goes on past the base and the prompt end written after it
-   * (another turn continued there). Sized for the fresh text at one token per UTF-16 code unit
-   * (prose and code stay well within it), and only for a turn short next to what is held (an
-   * eighth at most), so the spare room stays small; a denser turn is copied again when it ends.
+   * The array the worker builds for the turn when its ids cannot follow the base's in the base's
+   * array: always for a fork (the base's array goes on past the base and the prompt end written
+   * after it: another turn continued there), else when the new ids and the prompt end do not fit
+   * (a conversation outgrowing its array, or a new one: the root's array holds nothing).
    */
-  private forked({ base, texts }: Plan): ConversationIds | null {
+  private buildRequest({ base }: Plan): BuildRequest {
     const endLength = this.endIds?.length ?? 0;
-    if (base.end === 0 || base.ids.length <= base.end + endLength) return null;
-    let room = endLength;
-    for (const text of texts) room += text.length;
-    return room > base.end / 8 ? null : ConversationIds.copyOf(base.ids.view(base.end), room);
+    const forked = base.ids.length > base.end + endLength;
+    return {
+      source: base.ids.buffer,
+      prefix: base.end,
+      fits: forked ? 0 : base.ids.capacity,
+      room: endLength,
+    };
   }
 
   private encodeHere(plan: Plan): Uint32Array {
@@ -107,15 +110,18 @@ export class IncrementalEncoder {
   /**
    * Writes the fresh messages' ids (`ids`, in `plan.texts` order) and the prompt end after the
    * base's, holds the messages and returns the prompt's ids: a view of the conversation's array,
-   * which is the base's when the turn continues it, else a copy of its ids with room to grow.
+   * which is the base's when the turn continues it, else the one the worker built (`built`, with
+   * the base's ids and `ids` already in it) or a copy of the base's ids made here.
    */
-  private complete(plan: Plan, ids: readonly Uint32Array[]): Uint32Array {
+  private complete(plan: Plan, ids: readonly Uint32Array[], built: BuiltIds | null = null): Uint32Array {
     const { path, base, fresh } = plan;
-    this.endIds ??= ids[fresh.length]!;
+    // A copy: the worker's ids may be views of a conversation's array, which this must not keep.
+    this.endIds ??= ids[fresh.length]!.slice();
     const tail = ids.slice(0, fresh.length);
+    const freshEnd = base.end + idsLength(tail);
     tail.push(this.endIds);
-    let array = plan.copy ?? base.ids;
-    let end = array.append(base.end, tail);
+    let array = built ? ConversationIds.adopt(built, base.ids.view(base.end)) : base.ids;
+    let end = built ? array.append(freshEnd, [this.endIds]) : array.append(base.end, tail);
     if (end < 0) {
       array = ConversationIds.copyOf(base.ids.view(base.end), idsLength(tail));
       end = array.append(base.end, tail);

@@ -1,13 +1,53 @@
 /**
  * A tokenizer on a worker thread, so encoding a long text never blocks the caller's event loop.
- * The worker holds the process open only while a request is pending.
+ * With a chat turn's ids the worker can also build the conversation's new ids array (a fork's, an
+ * outgrown one's, a new conversation's: `buildIds`), so neither the copy of the shared prefix nor
+ * the new array's page faults land on the event loop. The worker holds the process open only while
+ * a request is pending.
  */
 import type { Worker } from "node:worker_threads";
 import { tsWorker } from "../core/ts-worker.ts";
+import { type BuiltIds, idsLength } from "./conversation-ids.ts";
 import type { TokenizerName } from "./registry.ts";
 
+/**
+ * A conversation array the worker builds with the texts' ids: `prefix` ids of `source` (a
+ * `ConversationIds` buffer), then the ids, with room for `room` more; only when those do not fit
+ * in `fits` ids (0: always).
+ */
+export interface BuildRequest {
+  readonly source: SharedArrayBuffer;
+  readonly prefix: number;
+  readonly fits: number;
+  readonly room: number;
+}
+
+/** Each text's ids, and the array built with them (its parts are the ids), if one was. */
+export interface Encoded {
+  readonly ids: Uint32Array[];
+  readonly built: BuiltIds | null;
+}
+
+/** The worker's request and reply (encode-worker.ts). */
+export interface EncodeMessage {
+  id: number;
+  texts: readonly string[];
+  prompt: boolean;
+  build: BuildRequest | null;
+}
+export interface EncodedMessage {
+  id: number;
+  ids: Uint32Array[];
+  built: { buffer: SharedArrayBuffer; length: number } | null;
+}
+
+/** True when `build` asks for an array for `ids`: they (and its room) do not fit where they would go. */
+export function mustBuild(build: BuildRequest, ids: readonly Uint32Array[]): boolean {
+  return build.prefix + idsLength(ids) + build.room > build.fits;
+}
+
 interface Pending {
-  resolve(ids: Uint32Array[]): void;
+  resolve(encoded: Encoded): void;
   reject(error: Error): void;
 }
 
@@ -21,19 +61,22 @@ export class WorkerEncoder {
   constructor(name: TokenizerName) {
     this.worker = tsWorker(new URL("./encode-worker.ts", import.meta.url), { name });
     this.worker.unref();
-    this.worker.on("message", ({ id, ids }: { id: number; ids: Uint32Array[] }) => this.settle(id, ids));
+    this.worker.on("message", (reply: EncodedMessage) => this.settle(reply));
     this.worker.on("error", (error) => this.fail(error));
     this.worker.on("exit", (code) => this.fail(new Error(`tokenizer worker exited with code ${code}`)));
   }
 
-  /** Each text's ids, in order (as completions prompts when `prompt`); rejects if the worker died. */
-  encode(texts: readonly string[], prompt = false): Promise<Uint32Array[]> {
+  /**
+   * Each text's ids, in order (as completions prompts when `prompt`), and the array `build` asks
+   * for when it must be built; rejects if the worker died.
+   */
+  encode(texts: readonly string[], prompt = false, build: BuildRequest | null = null): Promise<Encoded> {
     if (this.failure) return Promise.reject(this.failure);
     const id = this.nextId++;
     if (this.pending.size === 0) this.worker.ref();
     return new Promise((resolve, reject) => {
       this.pending.set(id, { resolve, reject });
-      this.worker.postMessage({ id, texts, prompt });
+      this.worker.postMessage({ id, texts, prompt, build } satisfies EncodeMessage);
     });
   }
 
@@ -42,11 +85,11 @@ export class WorkerEncoder {
     await this.worker.terminate();
   }
 
-  private settle(id: number, ids: Uint32Array[]): void {
+  private settle({ id, ids, built }: EncodedMessage): void {
     const pending = this.pending.get(id);
     this.pending.delete(id);
     if (this.pending.size === 0) this.worker.unref();
-    pending?.resolve(ids);
+    pending?.resolve({ ids, built: built && { ...built, parts: ids } });
   }
 
   private fail(error: Error): void {

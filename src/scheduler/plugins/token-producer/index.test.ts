@@ -106,7 +106,7 @@ test("started, turns on a long held conversation get the library's ids; a turn c
       { role: "user", content: "Why?" },
     ]);
     assert.equal(next.buffer, plain.buffer, "the next turn's ids were written after the previous turn's");
-    // ꙮ is one code unit and three tokens: past the room a fork's copy was made with ahead.
+    // A fork (dense: ꙮ is one code unit and three tokens): the worker builds its array.
     const dense = await tokensOf([...held, { role: "user", content: "ꙮ".repeat(200) }]);
     assert.notEqual(dense.buffer, plain.buffer, "a fork: its own array");
     assert.deepEqual(plain, encodeChat(llama, ask), "an earlier prompt's ids never change");
