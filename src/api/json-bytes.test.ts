@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { seededRandom } from "../core/random.ts";
-import { parseJsonBytes } from "./json-bytes.ts";
+import { parseJsonBytes, parseJsonSkeleton } from "./json-bytes.ts";
 
 /** A string long enough to be decoded natively, in a body large enough to be scanned. */
 const LONG = "x".repeat(70 * 1024);
@@ -121,4 +121,34 @@ test("seeded random documents mixing long and short strings, escapes and structu
       `doc ${i}`,
     );
   }
+});
+
+test("long strings stay bytes until read: ASCII ones as prompt pieces, the rest decoded", () => {
+  const ascii = `hi ${LONG}`;
+  const accented = `é ${LONG}`;
+  const raw = body(JSON.stringify({ model: "m", prompt: ascii, parts: [accented, "short"] }));
+  const { value, strings } = parseJsonSkeleton(raw);
+  const { prompt, parts } = value as { prompt: string; parts: string[] };
+  assert.equal(typeof prompt, "string");
+  assert.notEqual(prompt, ascii, "a placeholder stands in the skeleton");
+  const piece = strings.piece(prompt);
+  assert.ok(piece instanceof Uint8Array);
+  assert.equal(Buffer.from(piece).toString("latin1"), ascii);
+  assert.equal(strings.piece(parts[0]!), accented);
+  assert.equal(strings.piece("short"), "short");
+  assert.equal(strings.text(prompt), ascii);
+
+  strings.resolveLazily();
+  const holder = value as Record<string, unknown>;
+  assert.equal(typeof Object.getOwnPropertyDescriptor(holder, "prompt")?.get, "function");
+  assert.equal(holder.prompt, ascii);
+  assert.deepEqual(Object.getOwnPropertyDescriptor(holder, "prompt"), {
+    value: ascii,
+    writable: true,
+    enumerable: true,
+    configurable: true,
+  });
+  assert.equal(JSON.stringify(value), raw.toString());
+  holder.prompt = "rewritten";
+  assert.equal(holder.prompt, "rewritten");
 });

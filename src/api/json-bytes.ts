@@ -1,18 +1,21 @@
 /**
  * `JSON.parse` of a request body's bytes that stays cheap for very long strings (an 800 KB
  * prompt). V8's JSON.parse reads a string literal character by character, checking each for
- * escapes (≈ 2.6 ns a byte: 2 ms for 800 KB), while `Buffer#toString` decodes the same bytes in a
- * native copy (≈ 0.3 ns a byte for ASCII). So in a large body, every long string value with no
- * escape and no control character is cut out and decoded natively, a placeholder takes its place
- * in the text JSON.parse reads, and a reviver puts the decoded string back. The result, and every
- * error, is exactly `JSON.parse(raw.toString("utf8"))`'s.
+ * escapes (≈ 2.6 ns a byte: 2 ms for 800 KB), and decoding a long string at all is a fresh
+ * large-object allocation (≈ 0.5 ms for 800 KB, mostly page faults). So in a large body, every
+ * long string value with no escape and no control character is cut out, a placeholder takes its
+ * place in the text JSON.parse reads, and the value stays bytes until something reads it: the
+ * router hashes an ASCII prompt straight from the body's bytes and never decodes it. The value,
+ * once read, and every error are exactly `JSON.parse(raw.toString("utf8"))`'s.
  */
+import { isAscii } from "node:buffer";
 import { randomBytes } from "node:crypto";
+import type { TextPiece } from "./prompt.ts";
 
 /** Bodies from this size on are scanned for long strings; smaller ones go to JSON.parse whole. */
 const SCAN_FROM_BYTES = 64 * 1024;
 
-/** String literals from this many bytes on (quotes excluded) are decoded natively. */
+/** String literals from this many bytes on (quotes excluded) are kept as bytes. */
 const LONG_STRING_BYTES = 4 * 1024;
 
 const QUOTE = 0x22;
@@ -27,33 +30,118 @@ const FIRST_PRINTABLE = 0x20;
 const PLACEHOLDER_TAG = `\u0000llmd-${randomBytes(16).toString("hex")}:`;
 const PLACEHOLDER_JSON_TAG = `"\\u0000${PLACEHOLDER_TAG.slice(1)}`;
 
-/** Parses a JSON body from its UTF-8 bytes; throws JSON.parse's own SyntaxError on invalid JSON. */
-export function parseJsonBytes(raw: Buffer): unknown {
-  if (raw.length < SCAN_FROM_BYTES) return JSON.parse(raw.toString("utf8"));
-  const spans = longStringSpans(raw);
-  if (spans.length === 0) return JSON.parse(raw.toString("utf8"));
-  const strings: string[] = [];
+/** Where a placeholder sits in the parsed value: its holder (object or array) and key. */
+interface Slot {
+  holder: Record<string, unknown>;
+  key: string;
+}
+
+/**
+ * The long strings of one body, each the bytes `[start, end)` of the body, and the slots where
+ * their placeholders sit in the parsed value.
+ */
+export class LongStrings {
+  private readonly decoded: (string | undefined)[] = [];
+  private readonly slots: Slot[] = [];
+
+  constructor(
+    private readonly raw: Buffer,
+    private readonly spans: readonly number[],
+  ) {}
+
+  /** The index of the long string `value` stands for, or -1 when it is an ordinary value. */
+  private indexOf(value: unknown): number {
+    if (typeof value !== "string" || !value.startsWith(PLACEHOLDER_TAG)) return -1;
+    return Number(value.slice(PLACEHOLDER_TAG.length));
+  }
+
+  /** The string `value` stands for (decoded once), or `value` itself when it is no placeholder. */
+  text<T>(value: T): T | string {
+    const i = this.indexOf(value);
+    if (i < 0) return value;
+    this.decoded[i] ??= this.raw.toString("utf8", this.spans[2 * i], this.spans[2 * i + 1]);
+    return this.decoded[i];
+  }
+
+  /**
+   * `value` as a piece of prompt text: an ASCII long string as its bytes (one byte is one UTF-16
+   * code unit), any other long string decoded, an ordinary string as it is.
+   */
+  piece(value: string): TextPiece {
+    const i = this.indexOf(value);
+    if (i < 0) return value;
+    const bytes = this.raw.subarray(this.spans[2 * i], this.spans[2 * i + 1]);
+    return isAscii(bytes) ? bytes : (this.text(value) as string);
+  }
+
+  /** Records the slot of a placeholder met while parsing (JSON.parse's reviver). */
+  note(holder: Record<string, unknown>, key: string, value: unknown): void {
+    if (this.indexOf(value) >= 0) this.slots.push({ holder, key });
+  }
+
+  /**
+   * Replaces every placeholder in the parsed value by its string, decoded when first read: each
+   * slot becomes a property whose getter decodes and then turns it into a plain data property.
+   */
+  resolveLazily(): void {
+    for (const { holder, key } of this.slots) {
+      const placeholder = holder[key];
+      const settle = (value: unknown) => {
+        Object.defineProperty(holder, key, { value, writable: true, enumerable: true, configurable: true });
+        return value;
+      };
+      Object.defineProperty(holder, key, {
+        get: () => settle(this.text(placeholder)),
+        set: settle,
+        enumerable: true,
+        configurable: true,
+      });
+    }
+  }
+}
+
+/** A body's parsed value with its long strings still placeholders, and those strings. */
+export interface JsonSkeleton {
+  /** Long strings are placeholder strings here, each standing for one of `strings`. */
+  value: unknown;
+  strings: LongStrings;
+}
+
+/**
+ * Parses a JSON body from its UTF-8 bytes, long strings left as placeholders (strings, so type
+ * checks on the value hold); throws JSON.parse's own SyntaxError on invalid JSON.
+ */
+export function parseJsonSkeleton(raw: Buffer): JsonSkeleton {
+  const spans = raw.length < SCAN_FROM_BYTES ? [] : longStringSpans(raw);
+  const strings = new LongStrings(raw, spans);
+  if (spans.length === 0) return { value: JSON.parse(raw.toString("utf8")), strings };
   let text = "";
   let at = 0;
   for (let i = 0; i < spans.length; i += 2) {
     const start = spans[i]!;
-    const end = spans[i + 1]!;
     // Spans start and end next to an ASCII quote, so no UTF-8 sequence is ever cut in two.
-    text += `${raw.toString("utf8", at, start - 1)}${PLACEHOLDER_JSON_TAG}${strings.length}"`;
-    strings.push(raw.toString("utf8", start, end));
-    at = end + 1;
+    text += `${raw.toString("utf8", at, start - 1)}${PLACEHOLDER_JSON_TAG}${i / 2}"`;
+    at = spans[i + 1]! + 1;
   }
   text += raw.toString("utf8", at);
+  let value: unknown;
   try {
-    return JSON.parse(text, (_key, value) =>
-      typeof value === "string" && value.startsWith(PLACEHOLDER_TAG)
-        ? strings[Number(value.slice(PLACEHOLDER_TAG.length))]
-        : value,
-    );
+    value = JSON.parse(text, function (this: Record<string, unknown>, key, item) {
+      strings.note(this, key, item);
+      return item;
+    });
   } catch {
     // The placeholders moved the error's position: let JSON.parse word it on the original text.
-    return JSON.parse(raw.toString("utf8"));
+    return { value: JSON.parse(raw.toString("utf8")), strings };
   }
+  return { value, strings };
+}
+
+/** `JSON.parse(raw.toString("utf8"))`'s value, long strings decoded when first read. */
+export function parseJsonBytes(raw: Buffer): unknown {
+  const { value, strings } = parseJsonSkeleton(raw);
+  strings.resolveLazily();
+  return strings.text(value);
 }
 
 /**
@@ -91,9 +179,9 @@ function decodesAsIs(raw: Buffer, start: number, end: number): boolean {
 }
 
 /**
- * Whether `[start, end)` holds a byte below 0x20, four bytes at a time on aligned words: a word
+ * Whether `[start, end)` holds a byte below 0x20, eight bytes at a time on aligned words: a word
  * `w` has one exactly when `(w - 0x20202020) & ~w & 0x80808080` is non-zero (a borrow only starts
- * at such a byte).
+ * at such a byte). Int32 words and two accumulators keep V8's loop in int32 arithmetic.
  */
 function hasControlByte(raw: Buffer, start: number, end: number): boolean {
   const from = start + ((4 - ((raw.byteOffset + start) & 3)) & 3);
@@ -101,13 +189,18 @@ function hasControlByte(raw: Buffer, start: number, end: number): boolean {
   const to = from + words * 4;
   for (let i = start; i < Math.min(from, end); i++) if (raw[i]! < FIRST_PRINTABLE) return true;
   for (let i = to; i < end; i++) if (raw[i]! < FIRST_PRINTABLE) return true;
-  const view = new Uint32Array(raw.buffer, raw.byteOffset + from, words);
-  let borrows = 0;
-  for (let i = 0; i < words; i++) {
+  const view = new Int32Array(raw.buffer, raw.byteOffset + from, words);
+  let even = 0;
+  let odd = 0;
+  let i = 0;
+  for (; i + 1 < words; i += 2) {
     const w = view[i]!;
-    borrows |= (w - 0x20202020) & ~w;
+    const x = view[i + 1]!;
+    even |= ((w - 0x20202020) | 0) & ~w;
+    odd |= ((x - 0x20202020) | 0) & ~x;
   }
-  return (borrows & 0x80808080) !== 0;
+  if (i < words) even |= ((view[i]! - 0x20202020) | 0) & ~view[i]!;
+  return ((even | odd) & 0x80808080) !== 0;
 }
 
 /** Whether the string closed at `close` is an object key (a colon follows, after whitespace). */

@@ -8,27 +8,54 @@ export interface ChatMessageLike {
   content?: unknown;
 }
 
+/**
+ * Pushes each text of an OpenAI message `content` onto `out`, mapped by `piece`: the string, or
+ * the `text` of each text part, in order.
+ */
+function pushContentTexts<P>(content: unknown, piece: (text: string) => P, out: P[]): void {
+  if (typeof content === "string") out.push(piece(content));
+  if (!Array.isArray(content)) return;
+  for (const part of content) {
+    if (part && typeof part === "object" && typeof (part as { text?: unknown }).text === "string")
+      out.push(piece((part as { text: string }).text));
+  }
+}
+
+const asItIs = (text: string): string => text;
+
 /** Text of an OpenAI message `content`: a string, or the `text` of its text parts, joined. */
 export function contentText(content: unknown): string {
   if (typeof content === "string") return content;
-  if (!Array.isArray(content)) return "";
+  const texts: string[] = [];
+  pushContentTexts(content, asItIs, texts);
   let text = "";
-  for (const part of content) {
-    if (part && typeof part === "object" && typeof (part as { text?: unknown }).text === "string") {
-      text += (part as { text: string }).text;
-    }
-  }
+  for (const part of texts) text += part;
   return text;
 }
 
 /**
- * The chat prompt as the pieces `renderChat` concatenates, in order. Each message's text stays
- * the string JSON.parse made, so a reader that can consume pieces (the router's prefix hasher)
- * never pays for copying an 800 KB concatenation flat.
+ * A piece of prompt text: a string, or ASCII bytes as a request body carried them (one byte is one
+ * UTF-16 code unit), which a reader that consumes pieces (the router's prefix hasher) reads
+ * without their ever being decoded.
  */
-export function renderChatParts(messages: readonly ChatMessageLike[]): string[] {
-  const parts: string[] = [];
-  for (const m of messages) parts.push(`<|${m.role}|>\n`, contentText(m.content), "\n");
+export type TextPiece = string | Uint8Array;
+
+/**
+ * The chat prompt as the pieces `renderChat` concatenates, in order: each text of a message's
+ * content (its string, or each text part) is its own piece, mapped by `piece` (by default the
+ * string JSON.parse made, so a reader that can consume pieces never pays for copying an 800 KB
+ * concatenation flat).
+ */
+export function renderChatParts<P extends TextPiece = string>(
+  messages: readonly ChatMessageLike[],
+  piece: (text: string) => P | string = asItIs,
+): (P | string)[] {
+  const parts: (P | string)[] = [];
+  for (const m of messages) {
+    parts.push(`<|${m.role}|>\n`);
+    pushContentTexts(m.content, piece, parts);
+    parts.push("\n");
+  }
   parts.push("<|assistant|>\n");
   return parts;
 }

@@ -2,11 +2,26 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { LlmdError } from "../api/errors.ts";
 import { renderChat } from "../api/prompt.ts";
+import { hashTextBlocks, prefixSeed } from "../kv-index/index.ts";
+import { promptBlockHashes, promptTokenCount } from "../scheduler/plugins/shared/prompt-pieces.ts";
+import { defaultTokenizer } from "../tokenizer/tokenizer.ts";
 import type { SchedulingRequest } from "../scheduler/framework/types.ts";
 import { parseInferenceRequest } from "./parse-request.ts";
 
 const parse = (path: string, body: unknown, headers: Record<string, string> = {}) =>
   parseInferenceRequest(path, headers, Buffer.from(typeof body === "string" ? body : JSON.stringify(body)));
+
+/** Long strings of `value` held as plain data properties (read), without reading any getter. */
+function decodedLongStrings(value: unknown): number {
+  if (!value || typeof value !== "object") return 0;
+  let count = 0;
+  for (const descriptor of Object.values(Object.getOwnPropertyDescriptors(value))) {
+    if (!("value" in descriptor)) continue;
+    const item: unknown = descriptor.value;
+    count += typeof item === "string" ? Number(item.length >= 4096) : decodedLongStrings(item);
+  }
+  return count;
+}
 
 function ok(value: SchedulingRequest | LlmdError): SchedulingRequest {
   if (value instanceof LlmdError) assert.fail(`unexpected error ${value.message}`);
@@ -86,4 +101,58 @@ describe("parseInferenceRequest", () => {
       assert.equal(r.status, 400);
     });
   }
+
+  describe("a large body", () => {
+    const long = (seed: number) => `turn ${seed}: ${"lorem ipsum dolor sit amet, ".repeat(2400)}`;
+    const messages = [
+      { role: "system", content: long(0) },
+      {
+        role: "user",
+        content: [{ type: "text", text: long(1) }, { type: "image_url" }, { type: "text", text: "b" }],
+      },
+      { role: "assistant", content: `é ${long(2)}` }, // not ASCII: decoded, not hashed from bytes
+      { role: "user", content: long(3) },
+    ];
+    const cases: [string, string, Record<string, unknown>, string][] = [
+      ["completion", "/v1/completions", { model: "m", prompt: long(9), max_tokens: 1 }, long(9)],
+      [
+        "completion list",
+        "/v1/completions",
+        { model: "m", prompt: [long(1), "x", long(2)] },
+        `${long(1)}x${long(2)}`,
+      ],
+      ["chat", "/v1/chat/completions", { model: "m", messages, cache_salt: "s" }, renderChat(messages)],
+    ];
+    for (const [name, path, body, text] of cases) {
+      it(`${name}: the same prompt text, block keys and token count as the text itself, nothing decoded`, () => {
+        const r = ok(parse(path, body));
+        assert.ok(
+          r.promptParts?.some((p) => p instanceof Uint8Array),
+          "hashed from the body's bytes",
+        );
+        const seed = prefixSeed("m", typeof body.cache_salt === "string" ? body.cache_salt : "");
+        const lazyText = Object.getOwnPropertyDescriptor(r, "promptText")!;
+        Object.defineProperty(r, "promptText", {
+          get: () => assert.fail("routing must not build promptText"),
+          configurable: true,
+        });
+        assert.deepEqual(promptBlockHashes(r, 16, 100_000), hashTextBlocks(text, 16, 100_000, seed));
+        assert.equal(promptTokenCount(r, defaultTokenizer), defaultTokenizer.count(text));
+        Object.defineProperty(r, "promptText", lazyText);
+        assert.equal(decodedLongStrings(r.body), 0, "routing read no long string: all still behind getters");
+        assert.equal(r.promptText, text);
+        assert.deepEqual(r.body, body);
+      });
+    }
+
+    it("words a bad parameter's error with its real value, not a placeholder", () => {
+      const stop = long(5);
+      const big = parse("/v1/completions", { model: "m", prompt: long(4), temperature: stop });
+      const small = parse("/v1/completions", { model: "m", prompt: "x", temperature: stop.slice(0, 100) });
+      assert.ok(big instanceof LlmdError && small instanceof LlmdError);
+      assert.equal(big.message, small.message);
+      const model = `m${long(6)}`;
+      assert.equal(ok(parse("/v1/completions", { model, prompt: long(7) })).model, model);
+    });
+  });
 });

@@ -6,9 +6,9 @@
 import { randomUUID } from "node:crypto";
 import type { IncomingHttpHeaders } from "node:http";
 import { badRequest, type LlmdError } from "../api/errors.ts";
-import { parseJsonBytes } from "../api/json-bytes.ts";
+import { type JsonSkeleton, type LongStrings, parseJsonSkeleton } from "../api/json-bytes.ts";
 import { MAX_JSON_DEPTH, nestedDeeperThan } from "../api/json-depth.ts";
-import { type ChatMessageLike, renderChat } from "../api/prompt.ts";
+import { type ChatMessageLike, renderChatParts, type TextPiece } from "../api/prompt.ts";
 import { checkMessages, checkSamplingParams } from "../api/sampling-params.ts";
 import { DEFAULT_FAIRNESS_ID } from "../flow-control/identity.ts";
 import type { SchedulingRequest } from "../scheduler/framework/types.ts";
@@ -40,44 +40,65 @@ function firstHeader(headers: Record<string, string>, names: readonly string[]):
   return undefined;
 }
 
-/** Prompt text of a completions `prompt` (string, or a one-element string array). */
-function completionPrompt(prompt: unknown): string | LlmdError {
-  if (typeof prompt === "string") return prompt;
-  if (Array.isArray(prompt) && prompt.every((p) => typeof p === "string")) return prompt.join("");
-  // Token-id prompts carry no text; they are scheduled without prefix affinity.
-  if (Array.isArray(prompt)) return "";
+/** One body's parsed value and its long strings (src/api/json-bytes.ts). */
+type Parsed = { body: Record<string, unknown>; strings: LongStrings };
+
+/**
+ * The prompt of a completions `prompt` (string, or an array of strings) as pieces, or the 400.
+ * Token-id prompts carry no text; they are scheduled without prefix affinity.
+ */
+function completionPrompt(prompt: unknown, strings: LongStrings): TextPiece[] | LlmdError {
+  if (typeof prompt === "string") return [strings.piece(prompt)];
+  if (Array.isArray(prompt) && prompt.every((p) => typeof p === "string"))
+    return prompt.map((p: string) => strings.piece(p));
+  if (Array.isArray(prompt)) return [];
   return badRequest("'prompt' must be a string or an array", "prompt");
 }
 
-function chatPrompt(messages: unknown): string | LlmdError {
-  return checkMessages(messages) ?? renderChat(messages as ChatMessageLike[]);
-}
-
-/** The prompt text, or the 400 for a bad prompt, bad messages or a bad sampling parameter. */
-function promptText(path: string, body: Record<string, unknown>): string | LlmdError {
-  if (path === "/v1/chat/completions") return checkSamplingParams(body, "chat") ?? chatPrompt(body.messages);
+/**
+ * The prompt as pieces, or the 400 for a bad prompt, bad messages or a bad sampling parameter.
+ * The checks read the body with its long strings still placeholders (strings, so every type check
+ * holds and nothing is decoded).
+ */
+function promptPieces(path: string, { body, strings }: Parsed): TextPiece[] | LlmdError {
+  if (path === "/v1/chat/completions") {
+    const problem = checkSamplingParams(body, "chat") ?? checkMessages(body.messages);
+    return problem ?? renderChatParts(body.messages as ChatMessageLike[], (text) => strings.piece(text));
+  }
   if (path === "/v1/completions") {
     if (body.prompt === undefined) return badRequest("'prompt' is required", "prompt");
-    return checkSamplingParams(body, "completion") ?? completionPrompt(body.prompt);
+    return checkSamplingParams(body, "completion") ?? completionPrompt(body.prompt, strings);
   }
   // Embeddings are passed through and scheduled without prefix affinity.
-  return "";
+  return [];
 }
 
-function parseJsonObject(raw: Buffer): Record<string, unknown> | LlmdError {
-  let parsed: unknown;
+function parseJsonObject(raw: Buffer): Parsed | LlmdError {
+  let parsed: JsonSkeleton;
   try {
-    parsed = parseJsonBytes(raw);
+    parsed = parseJsonSkeleton(raw);
   } catch (err) {
     return badRequest(`invalid JSON body: ${(err as Error).message}`, null, "invalid_json");
   }
-  if (!parsed || typeof parsed !== "object" || Array.isArray(parsed)) {
+  const { value, strings } = parsed;
+  if (!value || typeof value !== "object" || Array.isArray(value)) {
     return badRequest("request body must be a JSON object", null, "invalid_json");
   }
-  if (nestedDeeperThan(parsed)) {
+  if (nestedDeeperThan(value)) {
     return badRequest(`request body nests deeper than ${MAX_JSON_DEPTH} levels`, null, "invalid_json");
   }
-  return parsed as Record<string, unknown>;
+  return { body: value as Record<string, unknown>, strings };
+}
+
+/** The concatenation of `pieces`, byte pieces decoded (ASCII, so as Latin-1). */
+function joinPieces(pieces: readonly TextPiece[]): string {
+  let text = "";
+  for (const piece of pieces)
+    text +=
+      typeof piece === "string"
+        ? piece
+        : Buffer.from(piece.buffer, piece.byteOffset, piece.byteLength).toString("latin1");
+  return text;
 }
 
 /**
@@ -91,18 +112,26 @@ export function parseInferenceRequest(
   headers: Record<string, string>,
   raw: Buffer,
 ): SchedulingRequest | LlmdError {
-  const body = parseJsonObject(raw);
-  if (body instanceof Error) return body;
-  const model = firstHeader(headers, HEADER.modelRewrite) ?? body.model;
+  const parsed = parseJsonObject(raw);
+  if (parsed instanceof Error) return parsed;
+  const { body, strings } = parsed;
+  const model = firstHeader(headers, HEADER.modelRewrite) ?? strings.text(body.model);
   if (typeof model !== "string" || model === "") return badRequest("'model' is required", "model");
-  const text = promptText(path, body);
-  if (typeof text !== "string") return text;
+  const pieces = promptPieces(path, parsed);
+  strings.resolveLazily();
+  // An error's message quotes the values it names: worded again on the body as it really is.
+  if (pieces instanceof Error) return promptPieces(path, parsed) as LlmdError;
+  let text: string | undefined;
   return {
     requestId: headers[HEADER.requestId] || randomUUID(),
     model,
     path,
     headers,
-    promptText: text,
+    get promptText() {
+      text ??= joinPieces(pieces);
+      return text;
+    },
+    promptParts: pieces,
     body,
     bodyBytes: raw.length,
     priority: 0,

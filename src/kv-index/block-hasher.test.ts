@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import { seededRandom } from "../core/random.ts";
 import { defaultTokenizer } from "../tokenizer/tokenizer.ts";
 import { blockCount, hashPrefixBlocks, hashTextBlocks, prefixSeed } from "./block-hasher.ts";
 
@@ -96,5 +97,26 @@ test("pieces hash exactly like their concatenation, whatever the cut points", ()
       hashTextBlocks(whole, 16, 100, seed),
     );
     assert.deepEqual(hashTextBlocks(pieces, 16, 3, seed), hashTextBlocks(whole, 16, 3, seed));
+  }
+});
+
+test("ASCII byte pieces hash like the same text as strings, at any cut, parity and byte offset", () => {
+  const random = seededRandom(5);
+  const ascii = (n: number) =>
+    Array.from({ length: n }, () => String.fromCharCode(32 + Math.floor(random() * 95))).join("");
+  for (let round = 0; round < 50; round++) {
+    const texts = Array.from({ length: 1 + Math.floor(random() * 5) }, () =>
+      ascii(Math.floor(random() * 900)),
+    );
+    // Bytes at an odd offset of a larger buffer, as a string value sits inside a request body.
+    const pieces = texts.map((t, i) =>
+      i % 2 === round % 2 ? t : Buffer.from(`{${t}}`, "latin1").subarray(1, t.length + 1),
+    );
+    const whole = texts.join("");
+    for (const maxBlocks of [1000, 3])
+      assert.deepEqual(
+        hashTextBlocks(pieces, 16, maxBlocks, seed),
+        hashTextBlocks(whole, 16, maxBlocks, seed),
+      );
   }
 });

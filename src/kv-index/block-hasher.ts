@@ -15,6 +15,7 @@
  * CPU's multipliers busy (≈ 0.3 ms for 200K tokens of text). Keys are JS numbers, exact in a
  * Float64Array, and 53 bits make an accidental collision negligible at any index size we hold.
  */
+import type { TextPiece } from "../api/prompt.ts";
 import { CHARS_PER_TOKEN } from "../tokenizer/tokenizer.ts";
 import { textLength, utf16Words } from "../tokenizer/utf16-words.ts";
 
@@ -161,11 +162,12 @@ export function resumePrefixBlocks(
 /**
  * Chained keys of the first `min(maxBlocks, blockCount)` blocks of `text`, a block being
  * `blockSizeTokens × 4` code units (the characters of that many built-in tokens), without
- * tokenizing. `text` is one string or pieces whose concatenation is the prompt (same keys either
- * way). Only the hashed prefix of the text is read. Writes into `out` when large enough.
+ * tokenizing. `text` is one string or pieces whose concatenation is the prompt, ASCII byte pieces
+ * included (same keys either way). Only the hashed prefix of the text is read. Writes into `out`
+ * when large enough.
  */
 export function hashTextBlocks(
-  text: string | readonly string[],
+  text: string | readonly TextPiece[],
   blockSizeTokens: number,
   maxBlocks: number,
   seed: number,

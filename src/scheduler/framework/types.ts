@@ -5,6 +5,7 @@
  * run exactly this code. A plugin instance may implement several of these interfaces.
  */
 import type { LlmdError } from "../../api/errors.ts";
+import type { TextPiece } from "../../api/prompt.ts";
 import type { Clock } from "../../core/clock.ts";
 import type { Endpoint } from "../../endpoints/endpoint.ts";
 import type { Plugin } from "../../plugin/types.ts";
@@ -20,6 +21,12 @@ export interface SchedulingRequest {
   headers: Readonly<Record<string, string>>;
   /** Prompt text as hashed for prefix affinity (completions prompt, or the rendered chat). */
   promptText: string;
+  /**
+   * `promptText` as pieces that concatenate to it, when the host has them without building it
+   * (the gateway: a large body's ASCII strings as its bytes, so the prompt is hashed and measured
+   * without ever being decoded; `promptText` is then built only if read).
+   */
+  promptParts?: readonly TextPiece[];
   /** Token ids when known (the token producer fills them from `promptText`). */
   tokens?: Uint32Array;
   /** Parsed JSON body (read-only for plugins). */

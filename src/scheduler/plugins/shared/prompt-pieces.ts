@@ -1,23 +1,25 @@
 /**
- * The prompt text to hash, as pieces when that avoids a copy. The gateway's chat `promptText` is
- * `renderChat(messages)`, a lazily concatenated string: the first read of its characters copies
- * it flat (≈ 0.6 ms at 800 KB, with a long tail: a fresh large allocation). Hashing
- * `renderChatParts(messages)` instead reads the message strings JSON.parse made, in place.
+ * The prompt text to hash, as pieces when that avoids a copy or a decode. The gateway hands its
+ * prompt over as `promptParts` (a large body's ASCII strings as the body's bytes). Otherwise a chat
+ * `promptText` is `renderChat(messages)`, a lazily concatenated string: the first read of its
+ * characters copies it flat (≈ 0.6 ms at 800 KB, with a long tail: a fresh large allocation), so
+ * `renderChatParts(messages)` is hashed instead, the message strings read in place.
  */
-import { type ChatMessageLike, renderChatParts } from "../../../api/prompt.ts";
+import { type ChatMessageLike, renderChatParts, type TextPiece } from "../../../api/prompt.ts";
 import { hashTextBlocks, heldPrefixBlocks, prefixSeed } from "../../../kv-index/index.ts";
-import type { Tokenizer } from "../../../tokenizer/tokenizer.ts";
+import { CHARS_PER_TOKEN, CharChunkTokenizer, type Tokenizer } from "../../../tokenizer/tokenizer.ts";
 import { textLength } from "../../../tokenizer/utf16-words.ts";
 import type { SchedulingRequest } from "../../framework/types.ts";
 
 const CHAT_PATH = "/v1/chat/completions";
 
 /**
- * `promptText`, or the chat pieces that concatenate to it. The pieces are used only when their
- * total length equals `promptText`'s (an O(1) check that needs no flattening), so a gateway that
- * renders differently falls back to the text itself.
+ * `promptParts` when the host gave them, else `promptText` or the chat pieces that concatenate
+ * to it. The chat pieces are used only when their total length equals `promptText`'s (an O(1)
+ * check that needs no flattening), so a host that renders differently falls back to the text.
  */
-export function promptPieces(request: SchedulingRequest): string | readonly string[] {
+export function promptPieces(request: SchedulingRequest): string | readonly TextPiece[] {
+  if (request.promptParts) return request.promptParts;
   const messages = request.body.messages;
   if (request.path !== CHAT_PATH || !Array.isArray(messages)) return request.promptText;
   const parts = renderChatParts(messages as ChatMessageLike[]);
@@ -41,7 +43,13 @@ export function promptBlockHashes(
     : hashTextBlocks(promptPieces(request), blockSizeTokens, maxBlocks, seed);
 }
 
-/** The prompt's token count: its token ids' when set, else `tokenizer`'s estimate of its text. */
+/**
+ * The prompt's token count: its token ids' when set, else `tokenizer`'s estimate of its text (the
+ * built-in stand-in's from the pieces' length alone, so the gateway's prompt is never decoded).
+ */
 export function promptTokenCount(request: SchedulingRequest, tokenizer: Tokenizer): number {
-  return request.tokens ? request.tokens.length : tokenizer.count(request.promptText);
+  if (request.tokens) return request.tokens.length;
+  if (request.promptParts && tokenizer instanceof CharChunkTokenizer)
+    return Math.ceil(textLength(request.promptParts) / CHARS_PER_TOKEN);
+  return tokenizer.count(request.promptText);
 }
