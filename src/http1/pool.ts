@@ -5,8 +5,7 @@
  * quarter of the shortest of them, against a clock the sweep advances, so a request costs no
  * timer of its own.
  */
-import { connect } from "node:net";
-import { Connection, type ConnectionOwner } from "./connection.ts";
+import { type Connection, type ConnectionOwner, openConnection } from "./connection.ts";
 import { Http1Error } from "./errors.ts";
 import type { Http1Request, ResponseHandler } from "./exchange.ts";
 import { Exchange, type ExchangeOwner } from "./exchange-state.ts";
@@ -149,8 +148,7 @@ export class Http1Pool implements ConnectionOwner, ExchangeOwner {
 
   private open(exchange: Exchange): void {
     if (this.connections.size === 0) this.startSweep();
-    const socket = connect({ host: this.host, port: this.port, noDelay: true });
-    this.connections.add(new Connection(socket, this, exchange));
+    this.connections.add(openConnection(this.host, this.port, this, exchange));
   }
 
   private startSweep(): void {
