@@ -1,5 +1,5 @@
 /**
- * `npm run bench -- request-path [--requests 100000] [--rounds 7] [--endpoints 2]`: CPU time of the
+ * `npm run bench -- request-path [--requests 100000] [--rounds 7] [--endpoints 2] [--prompt-kb 0]`: CPU time of the
  * router's own per-request work with the default config (examples/configs/default.yaml), without
  * HTTP: parse the body and headers, upstream header hygiene, identity and admission, placement
  * (producers, the profile's filters, scorers and picker, pre-request hooks), in-flight accounting,
@@ -7,8 +7,11 @@
  * prompts as `bench router`'s closed loop (`hi <n>`), so its rows are the part of the router's CPU
  * per request that is not node:http, the upstream client or the sockets. Plugin timings (the
  * gateway samples 1 call in 8, sampled-scheduler.ts) are not taken here.
- * Prints the minimum and median over rounds (each `--requests` requests after as many unmeasured).
- * The file runs unchanged in an older checkout, for a before/after.
+ * Prints the minimum and median over rounds (each `--requests` requests after as many unmeasured),
+ * and the part before dispatch (parse, headers, admission, placement: what delays the upstream
+ * write). `--prompt-kb` pads each prompt as `bench router`'s large case does; each request then
+ * waits for the event loop's timers, so the prefix insert the router defers past dispatch counts
+ * after it, as in the router. The file runs unchanged in an older checkout, for a before/after.
  */
 import { parseArgs } from "node:util";
 import { loadConfig } from "../src/config/index.ts";
@@ -31,6 +34,7 @@ const { values } = parseArgs({
     requests: { type: "string", default: "100000" },
     rounds: { type: "string", default: "7" },
     endpoints: { type: "string", default: "2" },
+    "prompt-kb": { type: "string", default: "0" },
   },
 });
 const REQUESTS = Number(values.requests);
@@ -80,11 +84,17 @@ const ANSWER = Buffer.from(
   }),
 );
 
+/** Padding after each prompt's `hi <n>` (`--prompt-kb`), as benchmarks/router/load.ts pads it. */
+const PADDING = Number(values["prompt-kb"]) > 0 ? ` ${"x".repeat(Number(values["prompt-kb"]) * 1024)}` : "";
+
 let sent = 0;
+/** Wall ms spent before dispatch (parse through placement), summed over the round. */
+let beforeDispatchMs = 0;
 
 /** One request through the router's own work, as the gateway runs it (no sockets). */
 function oneRequest(): void {
-  const raw = Buffer.from(JSON.stringify({ model: MODEL, prompt: `hi ${sent++}`, max_tokens: 1 }));
+  const raw = Buffer.from(JSON.stringify({ model: MODEL, prompt: `hi ${sent++}${PADDING}`, max_tokens: 1 }));
+  const arrived = performance.now();
   const request = parseInferenceRequest("/v1/completions", flattenHeaders(CLIENT_HEADERS), raw);
   if (request instanceof Error) throw request;
   const series = metrics.forModel(MODEL);
@@ -94,6 +104,7 @@ function oneRequest(): void {
   const lease = admission.admit(request, endpoints, undefined, () => {});
   if (lease instanceof Error || lease instanceof Promise) throw new Error("legacy admission is synchronous");
   const placement = place(request);
+  beforeDispatchMs += performance.now() - arrived;
   const key = placement.target.metadata.key;
   inflight.add(key);
   lifecycle.firstToken(placement);
@@ -112,22 +123,45 @@ function place(request: SchedulingRequest): Placement {
   return placement;
 }
 
-/** CPU µs per request over `REQUESTS` requests (after as many unmeasured). */
-function round(): number {
-  for (let i = 0; i < REQUESTS; i++) oneRequest();
-  const before = process.cpuUsage();
-  for (let i = 0; i < REQUESTS; i++) oneRequest();
-  const spent = process.cpuUsage(before);
-  return (spent.user + spent.system) / REQUESTS;
+/** Lets the timers run (the deferred prefix insert) between large requests, as the router's loop does. */
+const timersRun = () => new Promise((resolve) => setTimeout(resolve, 0));
+
+/** `REQUESTS` requests, each followed by a turn of timers when prompts are padded. */
+async function requests(): Promise<void> {
+  for (let i = 0; i < REQUESTS; i++) {
+    oneRequest();
+    if (PADDING) await timersRun();
+  }
 }
 
-const rounds = Array.from({ length: Number(values.rounds) }, round).sort((a, b) => a - b);
+/** CPU µs per request and wall µs before dispatch per request, over `REQUESTS` requests (after as many unmeasured). */
+async function round(): Promise<{ cpu: number; beforeDispatch: number }> {
+  await requests();
+  beforeDispatchMs = 0;
+  const before = process.cpuUsage();
+  await requests();
+  const spent = process.cpuUsage(before);
+  return {
+    cpu: (spent.user + spent.system) / REQUESTS,
+    beforeDispatch: (beforeDispatchMs * 1000) / REQUESTS,
+  };
+}
+
+const rounds: { cpu: number; beforeDispatch: number }[] = [];
+for (let i = 0; i < Number(values.rounds); i++) rounds.push(await round());
+const sorted = (pick: (r: { cpu: number; beforeDispatch: number }) => number) =>
+  rounds.map(pick).sort((a, b) => a - b);
+const cpu = sorted((r) => r.cpu);
+const beforeDispatch = sorted((r) => r.beforeDispatch);
+const prompt = PADDING ? `${values["prompt-kb"]} KB prompts` : "short prompts";
 console.log(
-  `router per-request work, default config, ${endpoints.length} endpoints, ${REQUESTS} requests × ${rounds.length} rounds`,
+  `router per-request work, default config, ${endpoints.length} endpoints, ${prompt}, ${REQUESTS} requests × ${rounds.length} rounds`,
 );
 console.table([
   {
-    "CPU µs/request (min)": rounds[0]!.toFixed(2),
-    "CPU µs/request (median)": rounds[rounds.length >> 1]!.toFixed(2),
+    "CPU µs/request (min)": cpu[0]!.toFixed(2),
+    "CPU µs/request (median)": cpu[cpu.length >> 1]!.toFixed(2),
+    "before dispatch µs (min)": beforeDispatch[0]!.toFixed(2),
+    "before dispatch µs (median)": beforeDispatch[beforeDispatch.length >> 1]!.toFixed(2),
   },
 ]);

@@ -28,8 +28,9 @@ export interface PrefixMatchResult {
   /** Prompt length in tokens (uncapped). */
   promptTokens: number;
   /**
-   * Chained block hashes considered, reused by the optimistic insert: all `totalBlocks` of them,
-   * or (the precise producer) at least those any endpoint matched.
+   * Chained block hashes considered: all `totalBlocks` of them, or at least those any endpoint
+   * matched and the next (the approximate producer hashes a prompt no endpoint holds past its
+   * first blocks only for its insert, after dispatch; the precise producer its matched blocks).
    */
   hashes: Float64Array;
   /** Match per endpoint key; endpoints absent here have no information. */

@@ -25,7 +25,7 @@ interface ServerSlot extends LruList {
 /** An insert recorded by `insertLater`, not yet applied. */
 interface LaterInsert {
   serverKey: string;
-  hashes: Float64Array;
+  hashes: Float64Array | (() => Float64Array);
   count: number;
 }
 
@@ -84,9 +84,10 @@ export class PrefixIndex {
 
   /**
    * Records `insert(serverKey, hashes, count)` to be applied at the next `settle`, which every
-   * other call runs first. `hashes` must stay unchanged until then.
+   * other call runs first. `hashes` must stay unchanged until then; given as a function, it is
+   * called then (so the keys themselves can be computed after the request has left).
    */
-  insertLater(serverKey: string, hashes: Float64Array, count: number): void {
+  insertLater(serverKey: string, hashes: Float64Array | (() => Float64Array), count: number): void {
     this.later.push({ serverKey, hashes, count });
   }
 
@@ -94,7 +95,8 @@ export class PrefixIndex {
   settle(): void {
     const later = this.later;
     if (later.length === 0) return;
-    for (const { serverKey, hashes, count } of later) this.apply(serverKey, hashes, count);
+    for (const { serverKey, hashes, count } of later)
+      this.apply(serverKey, typeof hashes === "function" ? hashes() : hashes, count);
     later.length = 0;
   }
 

@@ -1,7 +1,12 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { renderChat } from "../../../api/prompt.ts";
-import { type PrefixMatchResult, readPrefixMatch } from "../../../kv-index/index.ts";
+import {
+  hashTextBlocks,
+  type PrefixMatchResult,
+  prefixSeed,
+  readPrefixMatch,
+} from "../../../kv-index/index.ts";
 import { makeContext, makeEndpoint } from "../../framework/testing.ts";
 import { instantiate, resultFor } from "../testing.ts";
 import type { TerminationCause } from "../../framework/types.ts";
@@ -170,4 +175,27 @@ test("a chat is hashed from its messages in place, with the keys of its rendered
     keysOf({ path: "/v1/chat/completions", promptText: other, body: { messages } }),
     keysOf({ promptText: other }),
   );
+});
+
+test("a long prompt no endpoint holds is hashed past its first 64 blocks only for its insert, with the same keys and matches", () => {
+  const producer = instantiate<ApproxPrefixCacheProducer>(definition, { maxPrefixTokensToMatch: 1 << 20 });
+  const block = (i: number) => `${i}`.padEnd(256, ".");
+  const prompt = (from: number, blocks: number) =>
+    Array.from({ length: blocks }, (_, i) => block(from + i)).join("");
+  const long = prompt(0, 300);
+  const cold = schedule(producer, long, endpoints[1]);
+  assert.equal(cold.hashes.length, 64, "probed only");
+  assert.equal(cold.byEndpoint.get("default/b")!.totalBlocks, 300);
+  const allKeys = hashTextBlocks(long, 64, 1 << 14, prefixSeed("m"));
+  assert.deepEqual(cold.hashes, allKeys.subarray(0, 64));
+  // The insert held the whole prompt: the same prompt again matches all of it, hashed whole.
+  const warm = schedule(producer, long, endpoints[2]);
+  assert.deepEqual([matchOn(warm, "b"), warm.hashes.length], [300, 300]);
+  assert.deepEqual(warm.hashes, allKeys);
+  // Sharing 100 blocks and then diverging: hashed whole (all 64 probed blocks match), matched 100.
+  const forked = schedule(producer, long.slice(0, 100 * 256) + prompt(1000, 200), endpoints[0]);
+  assert.deepEqual([matchOn(forked, "b"), matchOn(forked, "c"), forked.hashes.length], [100, 100, 300]);
+  // Sharing 10 blocks: the probe decides, 10 matched.
+  const early = schedule(producer, long.slice(0, 10 * 256) + prompt(2000, 290), endpoints[0]);
+  assert.deepEqual([matchOn(early, "b"), matchOn(early, "a"), early.hashes.length], [10, 10, 64]);
 });

@@ -20,17 +20,24 @@ import type {
   ResponseHooks,
   ResponseUsage,
   SchedulingContext,
+  SchedulingRequest,
   SchedulingResult,
   TerminationCause,
 } from "../../framework/types.ts";
 import type { PluginDefinition } from "../../../plugin/types.ts";
 import { chosenEndpoints } from "../shared/chosen-endpoints.ts";
 import { CachedTokensFeedback } from "./cached-tokens-feedback.ts";
-import { promptBlockHashes, promptTokenCount } from "../shared/prompt-pieces.ts";
+import { promptBlockCount, promptBlockHashes, promptTokenCount } from "../shared/prompt-pieces.ts";
 
 /** llm-d floors the block size at 64 tokens at runtime, whatever is configured or scraped. */
 export const MIN_BLOCK_SIZE_TOKENS = 64;
 const CHARS_PER_TOKEN = 4;
+
+/**
+ * Blocks hashed before matching (4K tokens at 64 a block): a prompt is hashed further before
+ * dispatch only when some endpoint holds all of them.
+ */
+const PROBE_BLOCKS = 64;
 
 const parameters = z
   .strictObject({
@@ -70,18 +77,33 @@ export class ApproxPrefixCacheProducer implements DataProducer, PreRequest {
    * Hashes the prompt's blocks, token ids when a token producer already set them, else the text
    * directly (4 characters per token, identical block boundaries; a chat's message strings in
    * place, see `promptPieces`): this producer never tokenizes, so the estimate path costs one
-   * pass over the hashed characters.
+   * pass over the hashed characters. Only the first `PROBE_BLOCKS` are hashed unless some
+   * endpoint holds all of them: matches are leading runs, so past a block no endpoint holds
+   * nothing can match, and a long prompt no endpoint holds is hashed on only for its insert, after
+   * the request has left (`preRequest`).
    */
   produce(ctx: SchedulingContext, endpoints: readonly Endpoint[]): void {
     const request = ctx.request;
     const blockSizeTokens = this.blockSizeFor(endpoints);
     if (this.params.autoTune) this.tuneCapacities(endpoints, blockSizeTokens);
-    const hashes = promptBlockHashes(request, blockSizeTokens, this.maxBlocks(blockSizeTokens));
+    const maxBlocks = this.maxBlocks(blockSizeTokens);
+    const totalBlocks = promptBlockCount(request, blockSizeTokens, maxBlocks);
+    const keys = endpoints.map((e) => e.metadata.key);
+    let hashes = promptBlockHashes(request, blockSizeTokens, Math.min(maxBlocks, PROBE_BLOCKS));
+    let matched = this.matchAll(hashes, keys);
+    if (hashes.length < totalBlocks && Math.max(0, ...matched) === hashes.length) {
+      hashes = promptBlockHashes(request, blockSizeTokens, maxBlocks);
+      matched = this.matchAll(hashes, keys);
+    }
+    const byEndpoint = new Map<string, PrefixCacheMatchInfo>();
+    for (let i = 0; i < keys.length; i++) {
+      byEndpoint.set(keys[i]!, { matchBlocks: matched[i]!, totalBlocks, blockSizeTokens });
+    }
     const result: PrefixMatchResult = {
       blockSizeTokens,
       promptTokens: promptTokenCount(request, this.tokenizer),
       hashes,
-      byEndpoint: this.matchAll(hashes, blockSizeTokens, endpoints),
+      byEndpoint,
     };
     ctx.state.set(this.stateKey, result);
   }
@@ -90,15 +112,29 @@ export class ApproxPrefixCacheProducer implements DataProducer, PreRequest {
    * Records the prompt as held by each chosen endpoint. The insert (thousands of blocks for a
    * long prompt, each new one evicting an old one) only records what is sent, so it is applied
    * after the request has left (`settleSoon`); the index applies it before anything reads it, so
-   * the next request still sees it.
+   * the next request still sees it. A prompt hashed only to its probe is hashed whole then too.
    */
   preRequest(ctx: SchedulingContext, result: SchedulingResult): void {
     const match = readPrefixMatch(ctx.state, this.stateKey);
     if (!match) return;
+    const { blockSizeTokens } = match;
+    const totalBlocks = promptBlockCount(ctx.request, blockSizeTokens, this.maxBlocks(blockSizeTokens));
+    const hashes =
+      match.hashes.length < totalBlocks ? this.wholePrompt(ctx.request, blockSizeTokens) : match.hashes;
     for (const endpoint of chosenEndpoints(result)) {
-      this.index.insertLater(endpoint.metadata.key, match.hashes, match.hashes.length);
+      this.index.insertLater(endpoint.metadata.key, hashes, totalBlocks);
     }
     this.settleSoon();
+  }
+
+  /** The prompt's keys to its last block, computed once when first asked for (at the index's settle). */
+  private wholePrompt(request: SchedulingRequest, blockSizeTokens: number): () => Float64Array {
+    const maxBlocks = this.maxBlocks(blockSizeTokens);
+    let hashes: Float64Array | undefined;
+    return () => {
+      hashes ??= promptBlockHashes(request, blockSizeTokens, maxBlocks);
+      return hashes;
+    };
   }
 
   /**
@@ -115,19 +151,11 @@ export class ApproxPrefixCacheProducer implements DataProducer, PreRequest {
     this.settleTimer.unref();
   }
 
-  private matchAll(
-    hashes: Float64Array,
-    blockSizeTokens: number,
-    endpoints: readonly Endpoint[],
-  ): Map<string, PrefixCacheMatchInfo> {
-    const keys = endpoints.map((e) => e.metadata.key);
+  /** Each endpoint's matched leading blocks of `hashes`, aligned with `keys`. */
+  private matchAll(hashes: Float64Array, keys: readonly string[]): Int32Array {
     const matched = new Int32Array(keys.length);
     this.index.match(hashes, hashes.length, keys, matched);
-    const byEndpoint = new Map<string, PrefixCacheMatchInfo>();
-    for (let i = 0; i < keys.length; i++) {
-      byEndpoint.set(keys[i]!, { matchBlocks: matched[i]!, totalBlocks: hashes.length, blockSizeTokens });
-    }
-    return byEndpoint;
+    return matched;
   }
 
   /** Block size in tokens: configured (or scraped with autoTune), floored at 64. */

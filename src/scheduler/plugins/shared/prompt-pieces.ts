@@ -6,7 +6,7 @@
  * `renderChatParts(messages)` is hashed instead, the message strings read in place.
  */
 import { type ChatMessageLike, renderChatParts, type TextPiece } from "../../../api/prompt.ts";
-import { hashTextBlocks, heldPrefixBlocks, prefixSeed } from "../../../kv-index/index.ts";
+import { blockCount, hashTextBlocks, heldPrefixBlocks, prefixSeed } from "../../../kv-index/index.ts";
 import { CHARS_PER_TOKEN, CharChunkTokenizer, type Tokenizer } from "../../../tokenizer/tokenizer.ts";
 import { textLength } from "../../../tokenizer/utf16-words.ts";
 import type { SchedulingRequest } from "../../framework/types.ts";
@@ -41,6 +41,21 @@ export function promptBlockHashes(
   return request.tokens
     ? heldPrefixBlocks(request.tokens, blockSizeTokens, maxBlocks, seed)
     : hashTextBlocks(promptPieces(request), blockSizeTokens, maxBlocks, seed);
+}
+
+/**
+ * How many blocks `promptBlockHashes(request, blockSizeTokens, maxBlocks)` returns, without
+ * hashing: of the token ids when set, else of the text (`blockSizeTokens × 4` code units a block).
+ */
+export function promptBlockCount(
+  request: SchedulingRequest,
+  blockSizeTokens: number,
+  maxBlocks: number,
+): number {
+  const units = request.tokens
+    ? request.tokens.length
+    : Math.ceil(textLength(promptPieces(request)) / CHARS_PER_TOKEN);
+  return Math.min(maxBlocks, blockCount(units, blockSizeTokens));
 }
 
 /**
