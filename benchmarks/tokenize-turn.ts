@@ -74,6 +74,8 @@ export interface TokenizeTurnRow {
   controlMs: Spread;
   /** The turns with the longest blocks, slowest first. */
   slowest: TailTurn[];
+  /** Each labelled section's own time per turn (spans.ts), by label. */
+  sectionMs: Map<string, Spread>;
 }
 
 /** One of a case's slowest turns: what its longest block was made of. */
@@ -90,6 +92,8 @@ export interface TailTurn {
 
 /** Slowest turns listed per case. */
 const TAIL_TURNS = 3;
+/** Sections listed per case. */
+const TOP_SECTIONS = 8;
 /** The control's length: a typical next-turn block. */
 const CONTROL_MS = 0.5;
 
@@ -301,6 +305,7 @@ async function timeCase(
     const tokens: number[] = [];
     const controls: number[] = [];
     let slowest: TailTurn[] = [];
+    const bySection = new Map<string, number[]>();
     const gc = { count: 0, longestMs: 0 };
     for (let i = 0; i < turns; i++) {
       const body = bodies(i);
@@ -315,6 +320,11 @@ async function timeCase(
       if (one.promptTokens !== null) tokens.push(one.promptTokens);
       gc.count += one.gc.all;
       gc.longestMs = Math.max(gc.longestMs, one.gc.longestMs);
+      for (const [label, own] of selfTimes(one.spans, Number.NEGATIVE_INFINITY, Number.POSITIVE_INFINITY)) {
+        const all = bySection.get(label) ?? [];
+        all.push(own);
+        bySection.set(label, all);
+      }
       if (slowest.length < TAIL_TURNS || one.blockMs > slowest[slowest.length - 1]!.blockMs) {
         slowest.push(tailTurn(i, one, [before, after]));
         slowest = slowest.sort((a, b) => b.blockMs - a.blockMs).slice(0, TAIL_TURNS);
@@ -332,6 +342,7 @@ async function timeCase(
       gc,
       controlMs: summary(controls),
       slowest,
+      sectionMs: new Map([...bySection].map(([label, all]) => [label, summary(all)])),
     };
   } finally {
     await run.close();
@@ -443,6 +454,22 @@ export function tokenizeTurnTable(rows: readonly TokenizeTurnRow[]): Record<stri
   }));
 }
 
+/** Each case's labelled sections, own ms per turn that ran them, by p99 (the `TOP_SECTIONS` longest). */
+export function tokenizeTurnSections(rows: readonly TokenizeTurnRow[]): Record<string, string | number>[] {
+  const f = (s: Spread) => [s.min, s.p50, s.p99, s.max].map((v) => v.toFixed(3)).join(" / ");
+  return rows.flatMap((r) =>
+    [...r.sectionMs]
+      .filter(([label]) => label !== "unlabelled")
+      .sort((a, b) => b[1].p99 - a[1].p99)
+      .slice(0, TOP_SECTIONS)
+      .map(([label, spread]) => ({
+        case: r.case,
+        section: label,
+        "own ms min / p50 / p99 / max": f(spread),
+      })),
+  );
+}
+
 /** Each case's slowest turns: the sections of their longest block, collections in it, the control around it. */
 export function tokenizeTurnTails(rows: readonly TokenizeTurnRow[]): Record<string, string | number>[] {
   const ms = (v: number) => v.toFixed(2);
@@ -482,6 +509,8 @@ if (process.argv[1]?.endsWith("tokenize-turn.ts")) {
   );
   const rows = await runTokenizeTurn(options);
   console.table(tokenizeTurnTable(rows));
-  console.log("\nThe slowest turns' longest blocks (benchmarks/tokenize-turn/spans.ts)");
+  console.log("\nSections of a turn, own time (benchmarks/tokenize-turn/spans.ts)");
+  console.table(tokenizeTurnSections(rows));
+  console.log("\nThe slowest turns' longest blocks");
   console.table(tokenizeTurnTails(rows));
 }
