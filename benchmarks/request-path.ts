@@ -1,5 +1,5 @@
 /**
- * `npm run bench -- request-path [--requests 100000] [--rounds 7] [--endpoints 2] [--prompt-kb 0]`: CPU time of the
+ * `npm run bench -- request-path [--requests 100000] [--rounds 7] [--endpoints 2] [--prompt-kb 0] [--prompts unique|same]`: CPU time of the
  * router's own per-request work with the default config (examples/configs/default.yaml), without
  * HTTP: parse the body and headers, upstream header hygiene, identity and admission, placement
  * (producers, the profile's filters, scorers and picker, pre-request hooks), in-flight accounting,
@@ -11,7 +11,9 @@
  * and the part before dispatch (parse, headers, admission, placement: what delays the upstream
  * write). `--prompt-kb` pads each prompt as `bench router`'s large case does; each request then
  * waits for the event loop's timers, so the prefix insert the router defers past dispatch counts
- * after it, as in the router. The file runs unchanged in an older checkout, for a before/after.
+ * after it, as in the router. `--prompts same` sends every request `hi` (and its padding), so
+ * after the first each one's whole prompt is held by an endpoint (a warm prefix, matched to its
+ * end). The file runs unchanged in an older checkout, for a before/after.
  */
 import { parseArgs } from "node:util";
 import { loadConfig } from "../src/config/index.ts";
@@ -35,6 +37,7 @@ const { values } = parseArgs({
     rounds: { type: "string", default: "7" },
     endpoints: { type: "string", default: "2" },
     "prompt-kb": { type: "string", default: "0" },
+    prompts: { type: "string", default: "unique" },
   },
 });
 const REQUESTS = Number(values.requests);
@@ -93,7 +96,8 @@ let beforeDispatchMs = 0;
 
 /** One request through the router's own work, as the gateway runs it (no sockets). */
 function oneRequest(): void {
-  const raw = Buffer.from(JSON.stringify({ model: MODEL, prompt: `hi ${sent++}${PADDING}`, max_tokens: 1 }));
+  const prompt = values.prompts === "same" ? "hi" : `hi ${sent++}`;
+  const raw = Buffer.from(JSON.stringify({ model: MODEL, prompt: `${prompt}${PADDING}`, max_tokens: 1 }));
   const arrived = performance.now();
   const request = parseInferenceRequest("/v1/completions", flattenHeaders(CLIENT_HEADERS), raw);
   if (request instanceof Error) throw request;
@@ -153,9 +157,9 @@ const sorted = (pick: (r: { cpu: number; beforeDispatch: number }) => number) =>
   rounds.map(pick).sort((a, b) => a - b);
 const cpu = sorted((r) => r.cpu);
 const beforeDispatch = sorted((r) => r.beforeDispatch);
-const prompt = PADDING ? `${values["prompt-kb"]} KB prompts` : "short prompts";
+const prompts = `${PADDING ? `${values["prompt-kb"]} KB` : "short"} prompts (${values.prompts})`;
 console.log(
-  `router per-request work, default config, ${endpoints.length} endpoints, ${prompt}, ${REQUESTS} requests × ${rounds.length} rounds`,
+  `router per-request work, default config, ${endpoints.length} endpoints, ${prompts}, ${REQUESTS} requests × ${rounds.length} rounds`,
 );
 console.table([
   {
