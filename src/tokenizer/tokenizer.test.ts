@@ -44,3 +44,23 @@ test("ids are FNV-1a of each chunk's code units, across scratch refills and for 
   }
   assert.deepEqual(tok.encode(text.slice(0, 12)), ids.slice(0, 3));
 });
+
+test("encodeText of pieces (strings and ASCII bytes) equals encode of their concatenation, past a scratch fill", () => {
+  let state = 3;
+  const random = (n: number) => {
+    state = (Math.imul(state, 1664525) + 1013904223) >>> 0;
+    return (state >>> 8) % n;
+  };
+  const ascii = (n: number) => Array.from({ length: n }, () => String.fromCharCode(32 + random(95))).join("");
+  for (const total of [0, 3, 4, 1001, 300_003]) {
+    const pieces: (string | Uint8Array)[] = [];
+    let joined = "";
+    while (joined.length < total) {
+      const n = Math.min(total - joined.length, random(2) ? 1 + random(7) : 1 + random(40_000));
+      const text = random(3) === 0 ? `ꙮ${ascii(n - 1)}`.slice(0, n) : ascii(n);
+      pieces.push(/^[\x20-\x7e]*$/.test(text) && random(2) ? Buffer.from(text, "latin1") : text);
+      joined += text;
+    }
+    assert.deepEqual(tok.encodeText(pieces), tok.encode(joined), `${total} code units`);
+  }
+});

@@ -1,6 +1,6 @@
-import { type ChatMessageLike, renderChat } from "../api/prompt.ts";
+import { type ChatMessageLike, renderChat, type TextPiece } from "../api/prompt.ts";
 import type { ChatTokenizer } from "./chat.ts";
-import { utf16Words } from "./utf16-words.ts";
+import { textLength, utf16Words } from "./utf16-words.ts";
 
 /**
  * Tokenizer contract: text → token ids. The simulator, the router and the fleet simulator all use
@@ -32,10 +32,33 @@ function chunkId(lo: number, hi: number): number {
   return Math.imul(h ^ (hi >>> 16), FNV_PRIME) >>> 0;
 }
 
-/** FNV-1a (32-bit) of the code units `text[from, to)`, unsigned: the id of a short last chunk. */
-function partialChunkId(text: string, from: number, to: number): number {
+/** A text as one string or as pieces whose concatenation it is (ASCII byte pieces included). */
+type Text = string | readonly TextPiece[];
+
+/** Code units `[from, to)` of `text`, as a string or as pieces (the pieces sliced, never joined). */
+function unitsOf(text: Text, from: number, to: number): Text {
+  if (typeof text === "string") return text.slice(from, to);
+  const out: TextPiece[] = [];
+  let start = 0;
+  for (const piece of text) {
+    const end = start + piece.length;
+    if (end > from && start < to) {
+      const a = Math.max(0, from - start);
+      const b = Math.min(piece.length, to - start);
+      out.push(typeof piece === "string" ? piece.slice(a, b) : piece.subarray(a, b));
+    }
+    start = end;
+    if (start >= to) break;
+  }
+  return out;
+}
+
+/** FNV-1a (32-bit) of all code units of `text` (at most 3), unsigned: the id of a short last chunk. */
+function partialChunkId(text: Text): number {
   let h = FNV_OFFSET;
-  for (let i = from; i < to; i++) h = Math.imul(h ^ text.charCodeAt(i), FNV_PRIME);
+  for (const piece of typeof text === "string" ? [text] : text)
+    for (let i = 0; i < piece.length; i++)
+      h = Math.imul(h ^ (typeof piece === "string" ? piece.charCodeAt(i) : piece[i]!), FNV_PRIME);
   return h >>> 0;
 }
 
@@ -74,15 +97,24 @@ export class CharChunkTokenizer implements ChatTokenizer {
   }
 
   encode(text: string): Uint32Array {
-    const len = text.length;
-    const out = new Uint32Array(this.count(text));
+    return this.encodeText(text);
+  }
+
+  /**
+   * `encode` of the concatenation of `text`'s pieces (ASCII byte pieces included), which is never
+   * materialised: a chat's message strings or a body's bytes are read in place, so an 800 KB
+   * prompt is neither flattened nor decoded first.
+   */
+  encodeText(text: Text): Uint32Array {
+    const len = textLength(text);
+    const out = new Uint32Array(Math.ceil(len / CHARS_PER_TOKEN));
     const full = len >>> 2;
     for (let first = 0; first < full; first += CHUNK_TOKENS) {
       const end = Math.min(full, first + CHUNK_TOKENS);
-      const slice = first === 0 && end === full ? text : text.slice(first * CHARS_PER_TOKEN, len);
-      encodeWholeChunks(slice, end - first, out, first);
+      const rest = first === 0 ? text : unitsOf(text, first * CHARS_PER_TOKEN, len);
+      encodeWholeChunks(rest, end - first, out, first);
     }
-    if (full < out.length) out[full] = partialChunkId(text, full * CHARS_PER_TOKEN, len);
+    if (full < out.length) out[full] = partialChunkId(unitsOf(text, full * CHARS_PER_TOKEN, len));
     return out;
   }
 }
@@ -91,7 +123,7 @@ export class CharChunkTokenizer implements ChatTokenizer {
  * Writes the ids of the first `tokens` whole chunks of `text` into `out` from `at`, through the
  * scratch buffer, two tokens per loop step (two independent multiply chains keep the CPU busy).
  */
-function encodeWholeChunks(text: string, tokens: number, out: Uint32Array, at: number): void {
+function encodeWholeChunks(text: Text, tokens: number, out: Uint32Array, at: number): void {
   const words = utf16Words(text, tokens * CHARS_PER_TOKEN);
   let t = 0;
   for (; t + 1 < tokens; t += 2) {

@@ -1,7 +1,9 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import { renderChat } from "../../../api/prompt.ts";
 import { encodeChat } from "../../../tokenizer/chat.ts";
 import { loadTokenizer } from "../../../tokenizer/registry.ts";
+import { defaultTokenizer } from "../../../tokenizer/tokenizer.ts";
 import type { HostedPlugin } from "../../framework/hosted.ts";
 import { makeContext } from "../../framework/testing.ts";
 import type { DataProducer } from "../../framework/types.ts";
@@ -21,6 +23,17 @@ test("estimate backend: 4 characters per token into request.tokens; existing tok
   const given = makeContext({ promptText: "ignored text", tokens: preset });
   await producer.produce(given, []);
   assert.equal(given.request.tokens, preset);
+  const messages = [
+    { role: "system", content: "You are terse." },
+    { role: "user", content: "Which replica? ".repeat(99) },
+  ];
+  const chat = makeContext({ path: CHAT, body: { messages }, promptText: renderChat(messages) });
+  await producer.produce(chat, []);
+  assert.deepEqual(
+    chat.request.tokens,
+    defaultTokenizer.encode(renderChat(messages)),
+    "a chat's pieces, read in place",
+  );
   assert.deepEqual(definition.aliases, ["tokenizer"]);
   assert.throws(() => definition.parameters.parse({ backend: "x" }));
 });
