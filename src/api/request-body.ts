@@ -6,6 +6,7 @@
  */
 import type { IncomingMessage } from "node:http";
 import { LlmdError } from "./errors.ts";
+import { type StallSweep, type StallWatched, stallSweep } from "./stall-sweep.ts";
 
 /** Default request body limit: 16 MiB (long agent contexts fit; a runaway upload does not). */
 export const DEFAULT_MAX_BODY_BYTES = 16 * 1024 * 1024;
@@ -132,43 +133,90 @@ export function readBody(req: IncomingMessage, limits: BodyLimits): Promise<Buff
   const whole = declared >= PREALLOCATE_FROM_BYTES ? Buffer.allocUnsafe(declared) : undefined;
   if (whole) lease?.take(declared);
   return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    let timer: NodeJS.Timeout | undefined;
-    const stop = (answer: LlmdError, drain: boolean): void => {
-      clearTimeout(timer);
-      req.off("data", onData);
-      // Drain the rest without keeping it, so the reply can still be written.
-      if (drain) req.resume();
-      resolve(answer);
-    };
-    const onData = (chunk: Buffer): void => {
-      timer?.refresh();
-      if (whole) {
-        // node's parser ends the body at its content-length.
-        chunk.copy(whole, size);
-        size += chunk.length;
-        return;
-      }
-      size += chunk.length;
-      if (size > limitBytes) stop(bodyTooLarge(limitBytes), true);
-      else if (lease && !lease.take(chunk.length)) stop(bodiesFull(lease.limitBytes), true);
-      else chunks.push(chunk);
-    };
-    if (timeoutMs > 0) timer = setTimeout(() => stop(bodyTimedOut(timeoutMs), false), timeoutMs);
-    req.on("data", onData);
-    req.once("end", () => {
-      clearTimeout(timer);
-      if (whole) resolve(whole);
-      else resolve(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size));
-    });
-    req.once("error", (err) => {
-      clearTimeout(timer);
-      reject(err);
-    });
-    req.once("close", () => {
-      clearTimeout(timer);
-      if (!req.complete) reject(new Error("client closed the connection during upload"));
+    const read = new BodyRead(req, limitBytes, lease, whole, resolve, reject);
+    const sweep = timeoutMs > 0 ? stallSweep(timeoutMs) : undefined;
+    if (sweep) read.watchBy(sweep);
+    // Anonymous listeners, left on the request once it settled (it ignores them then): no
+    // `once` wrappers, no removals, no names to keep (tsx's keepNames defines one per named closure).
+    req.on("data", (chunk: Buffer) => read.data(chunk));
+    req.on("end", () => read.end());
+    req.on("error", (err: Error) => read.fail(err));
+    req.on("close", () => {
+      if (!req.complete) read.fail(new Error("client closed the connection during upload"));
     });
   });
+}
+
+/** One body read in progress: its bytes so far, and the one answer it settles with. */
+class BodyRead implements StallWatched {
+  lastReadAt = Date.now();
+  private readonly chunks: Buffer[] = [];
+  private size = 0;
+  private settled = false;
+  private sweep: StallSweep | undefined;
+
+  constructor(
+    private readonly req: IncomingMessage,
+    private readonly limitBytes: number,
+    private readonly lease: BodyLease | undefined,
+    private readonly whole: Buffer | undefined,
+    private readonly resolve: (answer: Buffer | LlmdError) => void,
+    private readonly reject: (error: Error) => void,
+  ) {}
+
+  watchBy(sweep: StallSweep): void {
+    this.sweep = sweep;
+    sweep.watch(this);
+  }
+
+  data(chunk: Buffer): void {
+    if (this.settled) return;
+    if (this.sweep) this.lastReadAt = Date.now();
+    const { whole, lease, limitBytes } = this;
+    if (whole) {
+      // node's parser ends the body at its content-length.
+      chunk.copy(whole, this.size);
+      this.size += chunk.length;
+      return;
+    }
+    this.size += chunk.length;
+    if (this.size > limitBytes) this.stop(bodyTooLarge(limitBytes), true);
+    else if (lease && !lease.take(chunk.length)) this.stop(bodiesFull(lease.limitBytes), true);
+    else this.chunks.push(chunk);
+  }
+
+  end(): void {
+    if (this.settled) return;
+    const { whole, chunks } = this;
+    this.settle();
+    if (whole) this.resolve(whole);
+    else this.resolve(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, this.size));
+  }
+
+  fail(error: Error): void {
+    if (this.settled) return;
+    this.settle();
+    this.reject(error);
+  }
+
+  stalled(): void {
+    const timeoutMs = this.sweep?.timeoutMs ?? 0;
+    this.sweep = undefined;
+    this.stop(bodyTimedOut(timeoutMs), false);
+  }
+
+  /** Answers with `answer` before the body ended; `drain` reads the rest without keeping it. */
+  private stop(answer: LlmdError, drain: boolean): void {
+    if (this.settled) return;
+    this.settle();
+    this.chunks.length = 0;
+    // Drained, the reply can still be written on this connection.
+    if (drain) this.req.resume();
+    this.resolve(answer);
+  }
+
+  private settle(): void {
+    this.settled = true;
+    this.sweep?.unwatch(this);
+  }
 }
