@@ -5,7 +5,7 @@
  */
 import { Http1Error } from "./errors.ts";
 import type { Http1Request } from "./exchange.ts";
-import { BAD_VALUE, TOKEN } from "./field-syntax.ts";
+import { hasBadValueChar, isToken } from "./field-syntax.ts";
 
 const BAD_TARGET = /[^\u0021-\u00ff]/;
 
@@ -28,13 +28,13 @@ const COPY_LIMIT = 16 * 1024;
 /** The request's bytes for `host` (one buffer, or head and body); throws `HTTP1_BAD_REQUEST`. */
 export function requestBytes(host: string, request: Http1Request): Buffer[] {
   const { method, path, headers, body } = request;
-  if (!TOKEN.test(method)) throw badRequest(`method ${JSON.stringify(method)}`);
+  if (!isToken(method)) throw badRequest(`method ${JSON.stringify(method)}`);
   if (path.length === 0 || BAD_TARGET.test(path)) throw badRequest(`path ${JSON.stringify(path)}`);
   let head = `${method} ${path} HTTP/1.1\r\nhost: ${host}\r\n`;
   for (const name in headers) {
     const value = headers[name] as string;
-    if (!TOKEN.test(name)) throw badRequest(`header name ${JSON.stringify(name)}`);
-    if (BAD_VALUE.test(value)) throw badRequest(`value of header ${name}`);
+    if (!isToken(name)) throw badRequest(`header name ${JSON.stringify(name)}`);
+    if (hasBadValueChar(value)) throw badRequest(`value of header ${name}`);
     if (!OWN_FIELDS.has(name.toLowerCase())) head += `${name}: ${value}\r\n`;
   }
   const bytes = body?.length ?? 0;
