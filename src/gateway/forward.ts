@@ -131,27 +131,36 @@ class ForwardHandler implements Dispatcher.DispatchHandler, ResponseHandler, Flu
   private writer: ChunkedWriter | undefined;
   /** Pending chunks are written at the end of each upstream read (src/http1, no flush timer). */
   private writeAtReadEnd = false;
-  private readonly onClientClose = (): void => {
-    if (this.res.writableFinished) return;
-    this.clientGone = true;
-    this.controller?.abort(new ClientGone("client disconnected"));
-  };
-  private readonly resumeUpstream = (): void => this.controller?.resume();
   private evictedWith: LlmdError | undefined;
   /** Set once the outcome is resolved; later upstream events (after a refusal's abort) are ignored. */
   private settled = false;
-  private readonly onEvict = (): void => {
-    const reason = this.req.signal?.reason;
-    // Flow control's own wire error when the signal's owner gave no LlmdError reason.
-    this.evictedWith = reason instanceof LlmdError ? reason : (flowOutcomeError("evicted") as LlmdError);
-    this.controller?.abort(this.evictedWith);
-  };
+  /**
+   * Listeners, assigned in the constructor rather than as arrow-function fields: tsx builds with
+   * esbuild's `keepNames`, which renames a field's closure when it is made (an
+   * `Object.defineProperty` per request each), and an assigned one has no name to keep.
+   */
+  private readonly onClientClose: () => void;
+  private readonly resumeUpstream: () => void;
+  private readonly onEvict: () => void;
 
   constructor(
     private readonly req: ForwardRequest,
     private readonly res: ClientSink,
     private readonly resolve: (outcome: ForwardOutcome) => void,
-  ) {}
+  ) {
+    this.onClientClose = () => {
+      if (this.res.writableFinished) return;
+      this.clientGone = true;
+      this.controller?.abort(new ClientGone("client disconnected"));
+    };
+    this.resumeUpstream = () => this.controller?.resume();
+    this.onEvict = () => {
+      const reason = this.req.signal?.reason;
+      // Flow control's own wire error when the signal's owner gave no LlmdError reason.
+      this.evictedWith = reason instanceof LlmdError ? reason : (flowOutcomeError("evicted") as LlmdError);
+      this.controller?.abort(this.evictedWith);
+    };
+  }
 
   start(upstream: Upstream): void {
     const signal = this.req.signal;
