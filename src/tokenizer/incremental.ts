@@ -9,7 +9,7 @@
  * collector touches the conversation's earlier ids. With a worker, all new text is tokenized
  * there, and a turn that needs a new array (a fork, a conversation outgrowing its array, a new
  * conversation) gets it built there too, with the shared prefix copied and the turn's ids in it;
- * the event loop only compares, renders the new messages and writes the prompt end; the tokenizer
+ * the event loop only compares, renders the new messages and writes a continuing turn's ids; the tokenizer
  * itself (tens of MB of heap, which every full GC of the event loop's thread would walk) is loaded
  * on this thread only when there is no worker.
  */
