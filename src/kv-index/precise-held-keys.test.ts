@@ -3,6 +3,7 @@ import { test } from "node:test";
 import { isAppendOnly } from "../tokenizer/conversation-ids.ts";
 import { IncrementalEncoder } from "../tokenizer/incremental.ts";
 import { randomFrom, randomTurns } from "../tokenizer/testing.ts";
+import { WorkerEncoder } from "../tokenizer/worker-encoder.ts";
 import { type IndexKvEvent, PreciseIndex } from "./precise-index.ts";
 import { RequestKeyHasher } from "./request-keys.ts";
 
@@ -30,19 +31,22 @@ function stored(
   ];
 }
 
-test("held request keys equal keys from scratch, and matches are those of the same prompts as plain arrays, across continued turns, forks, edits and evictions", () => {
+/**
+ * For 16- and 64-token blocks, a seeded walk of 120 turns through `encoder` (on its worker when
+ * `onWorker`): held request keys equal keys from scratch, and matches are those of plain copies.
+ */
+async function walk(encoder: IncrementalEncoder, onWorker: boolean): Promise<void> {
   for (const blockSizeTokens of [16, 64]) {
     const options = { blockSizeTokens, maxBytes: 6_000, speculativeTtlMs: 5 };
     // The same operations on two indexes: one given the conversations' append-only views, one plain copies.
     const held = new PreciseIndex(options);
     const plain = new PreciseIndex(options);
     const hasher = new RequestKeyHasher(blockSizeTokens);
-    const encoder = new IncrementalEncoder("llama3.1", 24 * 1024);
     const random = randomFrom(blockSizeTokens);
     const nextTurn = randomTurns(random);
     for (let turn = 0; turn < 120; turn++) {
       const next = nextTurn();
-      const tokens = encoder.encodeChatHere(next);
+      const tokens = onWorker ? await encoder.encodeChat(next) : encoder.encodeChatHere(next);
       assert.ok(isAppendOnly(tokens), "a view of the conversation's array: the held path");
       const copy = Uint32Array.from(tokens);
       const model = MODELS[random(MODELS.length)]!;
@@ -82,5 +86,20 @@ test("held request keys equal keys from scratch, and matches are those of the sa
     }
     assert.ok(held.stats().evictedBlocks > 0, "the index evicted");
     assert.ok(encoder.trie.bytes <= 24 * 1024, "the tokenizer evicted within its budget");
+  }
+}
+
+test("held request keys equal keys from scratch, and matches are those of the same prompts as plain arrays, across continued turns, forks, edits and evictions", async () => {
+  await walk(new IncrementalEncoder("llama3.1", 24 * 1024), false);
+});
+
+test("the same through the encode worker, which builds the forks', outgrown and new conversations' arrays", async () => {
+  const encoder = new IncrementalEncoder("llama3.1", 24 * 1024);
+  const worker = new WorkerEncoder("llama3.1");
+  encoder.useWorker(worker);
+  try {
+    await walk(encoder, true);
+  } finally {
+    await worker.close();
   }
 });
