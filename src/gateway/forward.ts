@@ -119,7 +119,11 @@ class ForwardHandler implements Dispatcher.DispatchHandler, ResponseHandler, Flu
   /** Set for streams (SSE), which keep only their tail for usage; JSON bodies are buffered whole. */
   private tail: BodyTail | undefined;
   private buffered: Buffer[] = [];
-  /** Stream chunks waiting for the flusher's next tick (`ForwardRequest.flusher`). */
+  /**
+   * The first stream chunk waiting to be written (the read's end, the flusher's tick); `pending`
+   * holds all of them only once there are several, so a read of one chunk touches no array.
+   */
+  private pendingFirst: Buffer | undefined;
   private readonly pending: Buffer[] = [];
   private pendingBytes = 0;
   /**
@@ -226,9 +230,7 @@ class ForwardHandler implements Dispatcher.DispatchHandler, ResponseHandler, Flu
     }
     this.tail.push(chunk);
     if (this.res.destroyed) return;
-    this.pendingFrame = this.pending.length === 0 ? frame : undefined;
-    this.pending.push(chunk);
-    this.pendingBytes += chunk.length;
+    this.hold(chunk, frame);
     if (this.writeAtReadEnd) {
       if (this.pendingBytes >= MAX_PENDING_BYTES) this.writePending();
       return;
@@ -238,6 +240,19 @@ class ForwardHandler implements Dispatcher.DispatchHandler, ResponseHandler, Flu
     if (!flusher || this.receivedBytes === chunk.length || this.pendingBytes >= MAX_PENDING_BYTES)
       this.flush();
     else flusher.schedule(this);
+  }
+
+  private hold(chunk: Buffer, frame: Buffer | undefined): void {
+    this.pendingBytes += chunk.length;
+    const first = this.pendingFirst;
+    if (first === undefined) {
+      this.pendingFirst = chunk;
+      this.pendingFrame = frame;
+      return;
+    }
+    if (this.pending.length === 0) this.pending.push(first);
+    this.pending.push(chunk);
+    this.pendingFrame = undefined;
   }
 
   /** The upstream read's chunks were all taken: they leave as one write. */
@@ -252,23 +267,27 @@ class ForwardHandler implements Dispatcher.DispatchHandler, ResponseHandler, Flu
   }
 
   private writePending(): void {
-    if (this.pending.length === 0) return;
-    if (!this.res.destroyed) this.writeToClient();
-    this.pending.length = 0;
+    const first = this.pendingFirst;
+    if (first === undefined) return;
+    if (!this.res.destroyed) this.writeToClient(first);
+    if (this.pending.length > 0) this.pending.length = 0;
+    this.pendingFirst = undefined;
     this.pendingBytes = 0;
     this.pendingFrame = undefined;
   }
 
   /** Writes the pending chunks to the client; a full socket pauses the upstream until it drains. */
-  private writeToClient(): void {
+  private writeToClient(first: Buffer): void {
     const { pending, pendingBytes, writer } = this;
     if (writer) {
       const frame = this.pendingFrame;
-      const written = frame ? writer.writeFrame(frame) : writer.write(pending, pendingBytes);
+      const written = frame
+        ? writer.writeFrame(frame)
+        : writer.write(pending.length > 0 ? pending : [first], pendingBytes);
       if (written) return;
       writer.onDrain(this.resumeUpstream);
     } else {
-      const chunk = pending.length === 1 ? (pending[0] as Buffer) : Buffer.concat(pending, pendingBytes);
+      const chunk = pending.length > 0 ? Buffer.concat(pending, pendingBytes) : first;
       if (this.res.write(chunk)) return;
       this.res.once("drain", this.resumeUpstream);
     }

@@ -10,24 +10,39 @@ import { NOT_PLAIN, plainUsageAt } from "./usage-bytes.ts";
 /** How much of a body's end is kept: a usage chunk is well under 1 KiB. */
 const TAIL_BYTES = 4096;
 const USAGE_KEY = Buffer.from('"usage"');
+/** Dropped chunks the tail's array holds before it is compacted. */
+const COMPACT_AFTER = 64;
 
-/** Keeps references to the last chunks of a body until they cover at least `TAIL_BYTES`. */
+/**
+ * Keeps references to the last chunks of a body until they cover at least `TAIL_BYTES`. Dropped
+ * chunks only move a start index (no `shift` per token); the array is compacted once that many
+ * have gone.
+ */
 export class BodyTail {
   private chunks: Buffer[] = [];
+  /** Index of the oldest kept chunk. */
+  private first = 0;
+  /** Bytes of the kept chunks. */
   private bytes = 0;
 
   /** Records a chunk (O(1) amortised; never copies). */
   push(chunk: Buffer): void {
-    this.chunks.push(chunk);
+    const chunks = this.chunks;
+    chunks.push(chunk);
     this.bytes += chunk.length;
-    while (this.chunks.length > 1 && this.bytes - (this.chunks[0] as Buffer).length >= TAIL_BYTES) {
-      this.bytes -= (this.chunks.shift() as Buffer).length;
+    while (chunks.length - this.first > 1 && this.bytes - (chunks[this.first] as Buffer).length >= TAIL_BYTES)
+      this.bytes -= (chunks[this.first++] as Buffer).length;
+    if (this.first >= COMPACT_AFTER) {
+      this.chunks = chunks.slice(this.first);
+      this.first = 0;
     }
   }
 
   /** The kept tail as one buffer. */
   buffer(): Buffer {
-    return this.chunks.length === 1 ? (this.chunks[0] as Buffer) : Buffer.concat(this.chunks, this.bytes);
+    const { chunks, first } = this;
+    if (chunks.length - first === 1) return chunks[first] as Buffer;
+    return Buffer.concat(first === 0 ? chunks : chunks.slice(first), this.bytes);
   }
 }
 
