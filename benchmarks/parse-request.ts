@@ -2,8 +2,9 @@
  * `npm run bench -- parse-request [--kb 800] [--iterations 200]`: what the router pays to parse
  * one request body, for a short completion, an `--kb` completion prompt and an `--kb` chat of 40
  * messages: `JSON.parse` of the decoded body (the router's parse before src/api/json-bytes.ts),
- * `parseJsonBytes` (long plain strings decoded from the bytes natively) and the whole
- * `parseInferenceRequest` (JSON, checks, the prompt text). Then an answer's usage: `findUsage`
+ * `parseJsonBytes` (long plain strings left as the body's bytes, decoded only when read) and the
+ * whole `parseInferenceRequest` (JSON, checks, the prompt as pieces; nothing long is decoded).
+ * Then an answer's usage: `findUsage`
  * whole, `plainUsageAt` (the read from the bytes, src/gateway/usage-bytes.ts) and `JSON.parse` of
  * the same usage object (what that read replaces). Medians; with `NODE_OPTIONS=--expose-gc` a GC
  * runs between iterations, untimed.

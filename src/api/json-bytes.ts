@@ -100,6 +100,9 @@ export class LongStrings {
   }
 }
 
+/** The long strings of every body that has none (no placeholder, no slot). */
+const NO_LONG_STRINGS = new LongStrings(Buffer.alloc(0), []);
+
 /** A body's parsed value with its long strings still placeholders, and those strings. */
 export interface JsonSkeleton {
   /** Long strings are placeholder strings here, each standing for one of `strings`. */
@@ -113,8 +116,8 @@ export interface JsonSkeleton {
  */
 export function parseJsonSkeleton(raw: Buffer): JsonSkeleton {
   const spans = raw.length < SCAN_FROM_BYTES ? [] : longStringSpans(raw);
+  if (spans.length === 0) return { value: JSON.parse(raw.toString("utf8")), strings: NO_LONG_STRINGS };
   const strings = new LongStrings(raw, spans);
-  if (spans.length === 0) return { value: JSON.parse(raw.toString("utf8")), strings };
   let text = "";
   let at = 0;
   for (let i = 0; i < spans.length; i += 2) {
@@ -132,7 +135,7 @@ export function parseJsonSkeleton(raw: Buffer): JsonSkeleton {
     });
   } catch {
     // The placeholders moved the error's position: let JSON.parse word it on the original text.
-    return { value: JSON.parse(raw.toString("utf8")), strings };
+    return { value: JSON.parse(raw.toString("utf8")), strings: NO_LONG_STRINGS };
   }
   return { value, strings };
 }

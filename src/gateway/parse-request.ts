@@ -121,16 +121,12 @@ export function parseInferenceRequest(
   strings.resolveLazily();
   // An error's message quotes the values it names: worded again on the body as it really is.
   if (pieces instanceof Error) return promptPieces(path, parsed) as LlmdError;
-  let text: string | undefined;
-  return {
+  const request: SchedulingRequest = {
     requestId: headers[HEADER.requestId] || randomUUID(),
     model,
     path,
     headers,
-    get promptText() {
-      text ??= joinPieces(pieces);
-      return text;
-    },
+    promptText: "",
     promptParts: pieces,
     body,
     bodyBytes: raw.length,
@@ -138,4 +134,20 @@ export function parseInferenceRequest(
     fairnessId: DEFAULT_FAIRNESS_ID,
     attributes: new Map(),
   };
+  if (pieces.every((piece) => typeof piece === "string")) request.promptText = joinPieces(pieces);
+  else lazyPromptText(request, pieces);
+  return request;
+}
+
+/** Makes `request.promptText` the concatenation of `pieces`, built (decoded) when first read. */
+function lazyPromptText(request: SchedulingRequest, pieces: readonly TextPiece[]): void {
+  let text: string | undefined;
+  Object.defineProperty(request, "promptText", {
+    get: () => {
+      text ??= joinPieces(pieces);
+      return text;
+    },
+    enumerable: true,
+    configurable: true,
+  });
 }
