@@ -24,7 +24,10 @@ describe("StallSweep", () => {
     sweep.watch(fresh);
     sweep.watch(gone);
     sweep.unwatch(gone);
+    // The sweep's interval is unref'd (it never holds a process open): keep this one alive.
+    const alive = setInterval(() => {}, 1000);
     await stalled;
+    clearInterval(alive);
     assert.deepEqual(calls, ["stale"]);
     assert.equal(sweep.size, 1);
     sweep.unwatch(fresh);
