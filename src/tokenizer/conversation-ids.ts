@@ -30,17 +30,16 @@ function idsBuffer(capacity: number): SharedArrayBuffer {
   return new SharedArrayBuffer(capacity * Uint32Array.BYTES_PER_ELEMENT);
 }
 
-/** A new array's buffer, as `buildIds` returns it: `length` ids written, `parts` as views of it. */
+/** A new array's buffer with `length` ids written, as `buildIds` makes it and `adopt` takes it. */
 export interface BuiltIds {
   readonly buffer: SharedArrayBuffer;
   readonly length: number;
-  readonly parts: Uint32Array[];
 }
 
 /**
  * The buffer of a new conversation array holding the first `prefix` ids of `source` (a
  * `ConversationIds` buffer, or null for none) and then `parts`, with room for `room` more ids and
- * spare, as `copyOf` and `append` would make it. Touches no registry, so it runs on any thread:
+ * spare, as `copyOf` and `append` would make it, with `parts` as views of it. Touches no registry, so it runs on any thread:
  * the encode worker builds a fork's array with it and the event loop `adopt`s it.
  */
 export function buildIds(
@@ -48,7 +47,7 @@ export function buildIds(
   prefix: number,
   parts: readonly Uint32Array[],
   room: number,
-): BuiltIds {
+): BuiltIds & { readonly parts: Uint32Array[] } {
   const length = prefix + idsLength(parts);
   const buffer = idsBuffer(withRoom(length + room));
   const ids = new Uint32Array(buffer);

@@ -22,7 +22,7 @@ export interface BuildRequest {
   readonly room: number;
 }
 
-/** Each text's ids, and the array built with them (its parts are the ids), if one was. */
+/** Each text's ids, and the array built with them (the ids are views of it), if one was. */
 export interface Encoded {
   readonly ids: Uint32Array[];
   readonly built: BuiltIds | null;
@@ -35,10 +35,8 @@ export interface EncodeMessage {
   prompt: boolean;
   build: BuildRequest | null;
 }
-export interface EncodedMessage {
-  id: number;
-  ids: Uint32Array[];
-  built: { buffer: SharedArrayBuffer; length: number } | null;
+export interface EncodedMessage extends Encoded {
+  readonly id: number;
 }
 
 /** True when `build` asks for an array for `ids`: they (and its room) do not fit where they would go. */
@@ -85,11 +83,11 @@ export class WorkerEncoder {
     await this.worker.terminate();
   }
 
-  private settle({ id, ids, built }: EncodedMessage): void {
-    const pending = this.pending.get(id);
-    this.pending.delete(id);
+  private settle(reply: EncodedMessage): void {
+    const pending = this.pending.get(reply.id);
+    this.pending.delete(reply.id);
     if (this.pending.size === 0) this.worker.unref();
-    pending?.resolve({ ids, built: built && { ...built, parts: ids } });
+    pending?.resolve(reply);
   }
 
   private fail(error: Error): void {
