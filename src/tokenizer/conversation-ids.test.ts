@@ -45,7 +45,7 @@ test("a copy holds the prefix with room to grow; views from the start of an arra
 test("buildIds makes, on any thread, the array copyOf and append would; adopt registers it as their copy", () => {
   const array = new ConversationIds(4);
   array.append(0, [ids(1, 2, 3)]);
-  const built = buildIds(array.buffer, 2, [ids(8, 9), ids(7)], 1);
+  const built = buildIds(array.view(2), [ids(8, 9), ids(7)], 1);
   assert.deepEqual(
     built.parts.map((part) => Array.from(part)),
     [[8, 9], [7]],
@@ -61,7 +61,7 @@ test("buildIds makes, on any thread, the array copyOf and append would; adopt re
   assert.ok(isAppendOnly(adopted.view(6)));
   assert.equal(copiedFrom(adopted.view(6))?.source.deref(), array.buffer);
   assert.equal(copiedFrom(adopted.view(6))?.length, 2);
-  const fresh = ConversationIds.adopt(buildIds(null, 0, [ids(5)], 0), new ConversationIds(0).view(0));
+  const fresh = ConversationIds.adopt(buildIds(ids(), [ids(5)], 0), new ConversationIds(0).view(0));
   assert.deepEqual(Array.from(fresh.view(1)), [5]);
   assert.equal(copiedFrom(fresh.view(1)), null, "a new conversation copied nothing");
 });

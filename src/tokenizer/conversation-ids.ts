@@ -37,23 +37,22 @@ export interface BuiltIds {
 }
 
 /**
- * The buffer of a new conversation array holding the first `prefix` ids of `source` (a
- * `ConversationIds` buffer, or null for none) and then `parts`, with room for `room` more ids and
- * spare, as `copyOf` and `append` would make it, with `parts` as views of it. Touches no registry, so it runs on any thread:
- * the encode worker builds a fork's array with it and the event loop `adopt`s it.
+ * The buffer of a new conversation array holding `prefix` (a view of another array's start, or
+ * empty) and then `parts`, with room for `room` more ids and spare, with `parts` as views of it.
+ * Touches no registry, so it runs on any thread: the encode worker builds a fork's array with it
+ * and the event loop `adopt`s it; `copyOf` is the same on the event loop.
  */
 export function buildIds(
-  source: SharedArrayBuffer | null,
-  prefix: number,
+  prefix: Uint32Array,
   parts: readonly Uint32Array[],
   room: number,
 ): BuiltIds & { readonly parts: Uint32Array[] } {
-  const length = prefix + idsLength(parts);
+  const length = prefix.length + idsLength(parts);
   const buffer = idsBuffer(withRoom(length + room));
   const ids = new Uint32Array(buffer);
-  if (source && prefix > 0) ids.set(new Uint32Array(source, 0, prefix));
+  ids.set(prefix);
   const views: Uint32Array[] = [];
-  let at = prefix;
+  let at = prefix.length;
   for (const part of parts) {
     ids.set(part, at);
     views.push(ids.subarray(at, at + part.length));
@@ -76,11 +75,7 @@ export class ConversationIds {
 
   /** A new array holding `prefix` (a view of another array's start), with room for `room` more ids (and some spare). */
   static copyOf(prefix: Uint32Array, room: number): ConversationIds {
-    const copy = new ConversationIds(withRoom(prefix.length + room));
-    copy.ids.set(prefix);
-    copy.written = prefix.length;
-    copy.copied(prefix);
-    return copy;
+    return ConversationIds.adopt(buildIds(prefix, [], room), prefix);
   }
 
   /**
@@ -90,14 +85,9 @@ export class ConversationIds {
   static adopt(built: BuiltIds, prefix: Uint32Array): ConversationIds {
     const array = new ConversationIds(built.buffer.byteLength / Uint32Array.BYTES_PER_ELEMENT, built.buffer);
     array.written = built.length;
-    array.copied(prefix);
-    return array;
-  }
-
-  /** Records that this array starts with `prefix`'s ids. */
-  private copied(prefix: Uint32Array): void {
     if (prefix.length > 0 && isAppendOnly(prefix))
-      appendOnly.set(this.ids.buffer, { source: new WeakRef(prefix.buffer), length: prefix.length });
+      appendOnly.set(built.buffer, { source: new WeakRef(prefix.buffer), length: prefix.length });
+    return array;
   }
 
   /** Ids written so far. */

@@ -16,7 +16,7 @@ const tokenizer = loadTokenizer(name);
 parentPort!.on("message", ({ id, texts, prompt, build }: EncodeMessage) => {
   const ids = texts.map((text) => (prompt ? tokenizer.encodePrompt(text) : tokenizer.encode(text)));
   if (build && mustBuild(build, ids)) {
-    const built = buildIds(build.source, build.prefix, ids, build.room);
+    const built = buildIds(new Uint32Array(build.source, 0, build.prefix), ids, build.room);
     const reply: EncodedMessage = {
       id,
       ids: built.parts,
