@@ -278,7 +278,7 @@ function tailTurn(turn: number, one: Decision, controlMs: [number, number]): Tai
   return {
     turn,
     blockMs: one.blockMs,
-    sections: selfTimes(one.spans, from, to),
+    sections: selfTimes(one.spans, one.blockAt),
     gcInBlock: one.gc.entries.filter((e) => e.startMs >= from && e.startMs < to),
     controlMs,
   };
@@ -320,7 +320,7 @@ async function timeCase(
       if (one.promptTokens !== null) tokens.push(one.promptTokens);
       gc.count += one.gc.all;
       gc.longestMs = Math.max(gc.longestMs, one.gc.longestMs);
-      for (const [label, own] of selfTimes(one.spans, Number.NEGATIVE_INFINITY, Number.POSITIVE_INFINITY)) {
+      for (const [label, own] of selfTimes(one.spans)) {
         const all = bySection.get(label) ?? [];
         all.push(own);
         bySection.set(label, all);
@@ -459,7 +459,6 @@ export function tokenizeTurnSections(rows: readonly TokenizeTurnRow[]): Record<s
   const f = (s: Spread) => [s.min, s.p50, s.p99, s.max].map((v) => v.toFixed(3)).join(" / ");
   return rows.flatMap((r) =>
     [...r.sectionMs]
-      .filter(([label]) => label !== "unlabelled")
       .sort((a, b) => b[1].p99 - a[1].p99)
       .slice(0, TOP_SECTIONS)
       .map(([label, spread]) => ({

@@ -114,11 +114,11 @@ export function probeScheduler(scheduler: Scheduler): void {
 }
 
 /**
- * Each label's own time (its spans less the spans inside them) within `[from, to)`, largest first;
- * the time no span covers is "unlabelled".
+ * Each label's own time (its spans less the spans inside them), largest first: all of them, or
+ * those within `window` (`[from, to)`), whose time no span covers is then "unlabelled".
  */
-export function selfTimes(all: readonly Span[], from: number, to: number): [string, number][] {
-  const inside = all.filter((s) => s.start >= from && s.end <= to);
+export function selfTimes(all: readonly Span[], window?: readonly [number, number]): [string, number][] {
+  const inside = window ? all.filter((s) => s.start >= window[0] && s.end <= window[1]) : all;
   const own = new Map<string, number>();
   let covered = 0;
   for (const s of inside) {
@@ -128,6 +128,6 @@ export function selfTimes(all: readonly Span[], from: number, to: number): [stri
     own.set(s.label, (own.get(s.label) ?? 0) + ms);
     if (s.depth === 0) covered += s.end - s.start;
   }
-  own.set("unlabelled", Math.max(0, to - from - covered));
+  if (window) own.set("unlabelled", Math.max(0, window[1] - window[0] - covered));
   return [...own].sort((a, b) => b[1] - a[1]);
 }
