@@ -118,23 +118,14 @@ export class ApproxPrefixCacheProducer implements DataProducer, PreRequest {
     const match = readPrefixMatch(ctx.state, this.stateKey);
     if (!match) return;
     const { blockSizeTokens } = match;
-    const totalBlocks = promptBlockCount(ctx.request, blockSizeTokens, this.maxBlocks(blockSizeTokens));
+    const maxBlocks = this.maxBlocks(blockSizeTokens);
+    const totalBlocks = promptBlockCount(ctx.request, blockSizeTokens, maxBlocks);
     const hashes =
-      match.hashes.length < totalBlocks ? this.wholePrompt(ctx.request, blockSizeTokens) : match.hashes;
+      match.hashes.length < totalBlocks ? wholePrompt(ctx.request, blockSizeTokens, maxBlocks) : match.hashes;
     for (const endpoint of chosenEndpoints(result)) {
       this.index.insertLater(endpoint.metadata.key, hashes, totalBlocks);
     }
     this.settleSoon();
-  }
-
-  /** The prompt's keys to its last block, computed once when first asked for (at the index's settle). */
-  private wholePrompt(request: SchedulingRequest, blockSizeTokens: number): () => Float64Array {
-    const maxBlocks = this.maxBlocks(blockSizeTokens);
-    let hashes: Float64Array | undefined;
-    return () => {
-      hashes ??= promptBlockHashes(request, blockSizeTokens, maxBlocks);
-      return hashes;
-    };
   }
 
   /**
@@ -251,3 +242,16 @@ export const definition: PluginDefinition<ApproxPrefixParams> = {
       ? new LearningApproxPrefixCacheProducer(env.name, params, env.tokenizer)
       : new ApproxPrefixCacheProducer(env.name, params, env.tokenizer),
 };
+
+/** The prompt's keys to its last block, computed once when first asked for (at the index's settle). */
+function wholePrompt(
+  request: SchedulingRequest,
+  blockSizeTokens: number,
+  maxBlocks: number,
+): () => Float64Array {
+  let hashes: Float64Array | undefined;
+  return () => {
+    hashes ??= promptBlockHashes(request, blockSizeTokens, maxBlocks);
+    return hashes;
+  };
+}
