@@ -59,6 +59,7 @@ describe("HttpFetcher over real HTTP", () => {
     const outcome = await capped.getText(origin, "/chunks");
     await capped.close();
     assert.equal(outcome.ok, false);
+    assert.match(outcome.ok ? "" : outcome.error, /response body over 2 bytes/);
   });
 
   it("keeps one connection for GETs one after another (a scrape every 50 ms opens none)", async () => {
