@@ -8,16 +8,15 @@
  * writes, reads or loop wake-ups a request) or its own JavaScript. Needs strace (ptrace
  * allowed); it slows the traced process, so only the counts of that window are read.
  */
-import { type ChildProcess, fork, spawn, spawnSync } from "node:child_process";
+import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { once } from "node:events";
 import { readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { startSimReplicas } from "../src/cli/sim-replicas.ts";
-import type { LoadJob, LoadResult } from "./router/load.ts";
-import { cpuTimes, startNodeFloor, startRouterProcess, type Target } from "./router/targets.ts";
+import { loadWindow } from "./router/load-window.ts";
+import { startNodeFloor, startRouterProcess, type Target } from "./router/targets.ts";
 
 const { values } = parseArgs({
   options: {
@@ -27,31 +26,18 @@ const { values } = parseArgs({
   },
 });
 const MODEL = "bench-model";
-const LOAD_WORKER = fileURLToPath(new URL("./router/load.ts", import.meta.url));
 const SYSCALLS = ["read", "write", "writev", "epoll_pwait", "futex"] as const;
 
 /** Runs one closed-loop window on `target`; `onWindow` runs when it starts, its result when it ends. */
 async function window(target: Target, seconds: number, onWindow?: () => () => Promise<void>) {
-  const worker = fork(LOAD_WORKER, [], { execArgv: ["--import", "tsx"], stdio: "inherit" });
-  let start = cpuTimes(target.pid);
-  let stop: (() => Promise<void>) | undefined;
-  const result = new Promise<LoadResult>((resolve) => {
-    worker.on("message", (msg: { measuring?: boolean } | LoadResult) => {
-      if (!("measuring" in msg)) return resolve(msg as LoadResult);
-      start = cpuTimes(target.pid);
-      stop = onWindow?.();
-    });
-  });
   const job = { concurrency: Number(values.concurrency), seconds, warmupSeconds: 1 };
-  worker.send({ ...job, url: target.url, model: MODEL, prompts: "unique" } satisfies LoadJob);
-  const r = await result;
-  const end = cpuTimes(target.pid);
-  await stop?.();
-  worker.kill();
+  const { result: r, cpu } = await loadWindow(
+    target,
+    { ...job, url: target.url, model: MODEL, prompts: "unique" },
+    { onMeasuring: onWindow },
+  );
   const requests = Math.max(1, r.requests + r.errors);
-  const user = ((end.user - start.user) * 1e6) / requests;
-  const system = ((end.system - start.system) * 1e6) / requests;
-  return { requests, user, system };
+  return { requests, user: (cpu.user * 1e6) / requests, system: (cpu.system * 1e6) / requests };
 }
 
 /** `strace -c -f -p pid` until the returned stop; its summary file. */

@@ -22,16 +22,15 @@
  * threads, counted in its CPU), and a router with many plugins takes longer to get there than
  * the bare proxy, so an unwarmed first case would charge its warm-up to the router.
  */
-import { type ChildProcess, fork } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { once } from "node:events";
 import { loadavg, setPriority } from "node:os";
-import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { startSimReplicas } from "../src/cli/sim-replicas.ts";
 import type { LoadJob, LoadResult } from "./router/load.ts";
+import { loadWindow } from "./router/load-window.ts";
 import {
   cpuSeconds,
-  cpuTimes,
   nginxVersion,
   startNetPipe,
   startNginx,
@@ -65,7 +64,6 @@ const MODEL = "bench-model";
 const PROMPTS = values.prompts === "same" ? "same" : "unique";
 /** Each measurement is repeated this many times, targets interleaved; rows show medians. */
 const ROUNDS = Math.max(1, Number(values.rounds));
-const LOAD_WORKER = fileURLToPath(new URL("./router/load.ts", import.meta.url));
 
 /** Runs one job in a fresh load-generator process; CPU of `target` is read around the window. */
 type Measured = LoadResult & {
@@ -77,26 +75,17 @@ type Measured = LoadResult & {
 type Job = Omit<LoadJob, "url" | "model" | "prompts">;
 
 async function measure(target: Target, job: Job): Promise<Measured> {
-  const worker = fork(LOAD_WORKER, [], { execArgv: ["--import", "tsx"], stdio: "inherit" });
-  prioritise(worker.pid);
-  let atStart = { user: Number.NaN, system: Number.NaN };
-  const result = new Promise<LoadResult>((resolve, reject) => {
-    worker.on("message", (msg: { measuring?: boolean } | LoadResult) => {
-      if ("measuring" in msg) atStart = cpuTimes(target.pid);
-      else resolve(msg as LoadResult);
-    });
-    worker.once("exit", (code) => reject(new Error(`load generator exited with ${code}`)));
-  });
-  worker.send({ ...job, url: target.url, model: MODEL, prompts: PROMPTS } satisfies LoadJob);
-  const r = await result;
-  const atEnd = cpuTimes(target.pid);
-  const cpuUsTotal = (atEnd.user + atEnd.system - atStart.user - atStart.system) * 1e6;
-  await once(worker, "exit").catch(() => {});
+  const { result: r, cpu } = await loadWindow(
+    target,
+    { ...job, url: target.url, model: MODEL, prompts: PROMPTS },
+    { onFork: prioritise },
+  );
+  const cpuUsTotal = (cpu.user + cpu.system) * 1e6;
   return {
     ...r,
     cpuUs: cpuUsTotal / Math.max(1, r.requests + r.errors),
     cpuUsPerEvent: cpuUsTotal / Math.max(1, r.events),
-    sysUsPerEvent: ((atEnd.system - atStart.system) * 1e6) / Math.max(1, r.events),
+    sysUsPerEvent: (cpu.system * 1e6) / Math.max(1, r.events),
   };
 }
 
