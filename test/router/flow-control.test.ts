@@ -161,7 +161,7 @@ describe("router flow control", () => {
   });
 
   it("frees everything when a queued client leaves", async () => {
-    const router = await boot(flowConfig());
+    const router = await boot(flowConfig(), {}, "1s");
     const blocker = post(router, "chat");
     const client = new AbortController();
     const leaving = post(router, "chat", { signal: client.signal }).catch((err: Error) => err);
