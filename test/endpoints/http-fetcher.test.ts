@@ -33,7 +33,7 @@ function startServer(): Promise<Server> {
 describe("HttpFetcher over real HTTP", () => {
   let server: Server;
   let origin: string;
-  const fetcher = new HttpFetcher({ timeoutMs: 150 });
+  const fetcher = new HttpFetcher();
   before(async () => {
     server = await startServer();
     origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -78,9 +78,14 @@ describe("HttpFetcher over real HTTP", () => {
   });
 
   it("bounds the whole request, not only each wait, and the connection pool still serves after", async () => {
-    const outcome = await fetcher.getText(origin, "/drip");
-    assert.equal(outcome.ok, false);
-    assert.match(outcome.ok ? "" : outcome.error, /timeout/);
-    assert.deepEqual(await fetcher.getText(origin, "/page"), { ok: true, body: "a 1\n" });
+    const bounded = new HttpFetcher({ timeoutMs: 300 });
+    try {
+      const outcome = await bounded.getText(origin, "/drip");
+      assert.equal(outcome.ok, false);
+      assert.match(outcome.ok ? "" : outcome.error, /timeout/);
+      assert.deepEqual(await bounded.getText(origin, "/page"), { ok: true, body: "a 1\n" });
+    } finally {
+      await bounded.close();
+    }
   });
 });
