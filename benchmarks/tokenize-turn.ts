@@ -28,17 +28,26 @@ import { renderChat } from "../src/api/prompt.ts";
 import { loadConfig } from "../src/config/index.ts";
 import type { Endpoint } from "../src/endpoints/endpoint.ts";
 import { isHostedPlugin } from "../src/scheduler/framework/hosted.ts";
-import type { Scheduler } from "../src/scheduler/framework/scheduler.ts";
 import { makeContext, makeEndpoint } from "../src/scheduler/framework/testing.ts";
-import type { DataProducer, RequestScheduler, SchedulingResult } from "../src/scheduler/framework/types.ts";
+import type { RequestScheduler, SchedulingResult } from "../src/scheduler/framework/types.ts";
 import { type GcEntry, type GcPauses, watchGc } from "./kv-events/gc-pauses.ts";
 import { BusyControl } from "./tokenize-turn/busy-control.ts";
 import { probeClasses, probeScheduler, type Span, selfTimes, spans } from "./tokenize-turn/spans.ts";
+import { type ScheduleRow, ScheduleTally } from "./tokenize-turn/schedule-tally.ts";
+import { Sections } from "./tokenize-turn/sections.ts";
+import {
+  InvoluntarySwitches,
+  type ScheduleDelta,
+  scheduleDelta,
+  ThreadGroupSchedule,
+  threadIds,
+} from "./tokenize-turn/thread-schedule.ts";
 
 const DEFAULT_CONFIG = new URL("../examples/configs/default.yaml", import.meta.url);
 const CHAT = "/v1/chat/completions";
 const MODEL = "meta-llama/Llama-3.1-8B-Instruct";
 const collect = (globalThis as { gc?: () => void }).gc;
+const involuntary = new InvoluntarySwitches();
 
 /** What one run measures. */
 export interface TokenizeTurnOptions {
@@ -72,6 +81,8 @@ export interface TokenizeTurnRow {
   gc: { count: number; longestMs: number };
   /** The busy-loop control's readings, right before and after each turn. */
   controlMs: Spread;
+  /** The longest block's and the control's time on a CPU and waiting on a runqueue (thread-schedule.ts). */
+  schedule: ScheduleRow;
   /** The turns with the longest blocks, slowest first. */
   slowest: TailTurn[];
   /** Each labelled section's own time per turn (spans.ts), by label. */
@@ -88,6 +99,9 @@ export interface TailTurn {
   gcInBlock: GcEntry[];
   /** The control's readings right before and right after the turn. */
   controlMs: [number, number];
+  /** The event loop's thread in the block, and the worker's on-CPU time meanwhile. */
+  schedule: ScheduleDelta;
+  workerCpuMs: number;
 }
 
 /** Slowest turns listed per case. */
@@ -141,53 +155,6 @@ function turn(text: string, from: number, tokens: number, label: string): Messag
   ];
 }
 
-/**
- * Times the synchronous sections of one decision: from the start until `prepare` returns (a
- * producer handed work to a thread), and from that work's completion to the end. Producers that
- * return a promise are wrapped so the second section's start is the moment their work resolved.
- */
-class Sections {
-  private resumed = 0;
-  /** The longest section of the running turn. */
-  longest = 0;
-  /** Where it was (`performance.now()` times). */
-  longestAt: [number, number] = [0, 0];
-  /** All its sections together: the turn's time on the event loop. */
-  onLoop = 0;
-
-  /** Wraps the asynchronous producers of `scheduler` (once). */
-  watch(scheduler: Scheduler): void {
-    for (const producer of scheduler.parts.producers as DataProducer[]) {
-      const produce = producer.produce.bind(producer);
-      producer.produce = (ctx, endpoints) => {
-        const pending = produce(ctx, endpoints);
-        if (!pending) return pending;
-        this.close();
-        return pending.then(() => {
-          this.resumed = performance.now();
-        });
-      };
-    }
-  }
-
-  open(): void {
-    this.longest = 0;
-    this.onLoop = 0;
-    this.resumed = performance.now();
-  }
-
-  /** Ends the running section. */
-  close(): void {
-    const now = performance.now();
-    const section = now - this.resumed;
-    if (section > this.longest) {
-      this.longest = section;
-      this.longestAt = [this.resumed, now];
-    }
-    this.onLoop += section;
-  }
-}
-
 function summary(values: number[]): Spread {
   const sorted = [...values].sort((a, b) => a - b);
   const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
@@ -203,7 +170,10 @@ async function scheduler(
   const text = readFileSync(config, "utf8").replace("plugins:\n", `plugins:\n${extra}`);
   const loaded = loadConfig(text);
   const hosted = [...loaded.plugins.values()].filter(isHostedPlugin);
+  const before = new Set(threadIds());
   for (const plugin of hosted) await plugin.start();
+  const started = threadIds().filter((tid) => !before.has(tid));
+  if (started.length > 0) sections.worker = new ThreadGroupSchedule(started);
   // Spans first, so a producer's span ends before the section its promise closes.
   probeScheduler(loaded.scheduler);
   probeClasses();
@@ -211,6 +181,7 @@ async function scheduler(
   return {
     scheduler: loaded.scheduler,
     close: async () => {
+      sections.release();
       for (const plugin of hosted) await plugin.close();
     },
   };
@@ -228,6 +199,11 @@ interface Decision {
   promptTokens: number | null;
   gc: GcPauses;
   spans: Span[];
+  /** The event loop's thread during the longest block, and the worker's on-CPU ms meanwhile. */
+  schedule: ScheduleDelta;
+  workerCpuMs: number;
+  /** The event loop's thread's involuntary context switches in the turn. */
+  involuntary: number;
 }
 
 /** One scheduling decision for `messages` parsed from JSON; its added latency and longest block. */
@@ -243,6 +219,7 @@ async function decide(
   }
   const parsed = JSON.parse(body) as { messages: Message[] };
   const gc = watchGc();
+  const switches = involuntary.read();
   spans.start();
   sections.open();
   const t0 = performance.now();
@@ -257,6 +234,7 @@ async function decide(
   scheduler.preRequest(ctx, result);
   const ms = performance.now() - t0;
   sections.close();
+  const switched = involuntary.read() - switches;
   const decided = performance.now();
   // The decision's timers (the approximate index's deferred inserts) run before this one.
   await new Promise((resolve) => setTimeout(resolve, 0));
@@ -269,7 +247,19 @@ async function decide(
   scheduler.complete(ctx, picked, "natural", undefined);
   const promptTokens = ctx.request.tokens?.length ?? null;
   const { longest: blockMs, longestAt: blockAt, onLoop: onLoopMs } = sections;
-  return { ms, blockMs, blockAt, onLoopMs, deferredMs, promptTokens, gc: pauses, spans: recorded };
+  return {
+    ms,
+    blockMs,
+    blockAt,
+    onLoopMs,
+    deferredMs,
+    promptTokens,
+    gc: pauses,
+    spans: recorded,
+    schedule: sections.longestSchedule,
+    workerCpuMs: sections.longestWorkerCpuMs,
+    involuntary: switched,
+  };
 }
 
 /** What the longest block of turn `turn` held, with the control's readings around it. */
@@ -281,6 +271,8 @@ function tailTurn(turn: number, one: Decision, controlMs: [number, number]): Tai
     sections: selfTimes(one.spans, one.blockAt),
     gcInBlock: one.gc.entries.filter((e) => e.startMs >= from && e.startMs < to),
     controlMs,
+    schedule: one.schedule,
+    workerCpuMs: one.workerCpuMs,
   };
 }
 
@@ -307,12 +299,20 @@ async function timeCase(
     let slowest: TailTurn[] = [];
     const bySection = new Map<string, number[]>();
     const gc = { count: 0, longestMs: 0 };
+    const schedule = new ScheduleTally();
+    const runControl = () => {
+      const from = sections.schedule();
+      const ms = control.run();
+      schedule.control(scheduleDelta(from, sections.schedule()));
+      return ms;
+    };
     for (let i = 0; i < turns; i++) {
       const body = bodies(i);
-      const before = control.run();
+      const before = runControl();
       const one = await decide(run.scheduler, sections, endpoints, body);
-      const after = control.run();
+      const after = runControl();
       controls.push(before, after);
+      schedule.turn(one.blockMs, one.schedule, one.workerCpuMs, one.involuntary);
       ms.push(one.ms);
       blocks.push(one.blockMs);
       onLoop.push(one.onLoopMs);
@@ -341,6 +341,7 @@ async function timeCase(
       deferredMs: summary(deferred),
       gc,
       controlMs: summary(controls),
+      schedule: schedule.row(summary),
       slowest,
       sectionMs: new Map([...bySection].map(([label, all]) => [label, summary(all)])),
     };
@@ -454,6 +455,28 @@ export function tokenizeTurnTable(rows: readonly TokenizeTurnRow[]): Record<stri
   }));
 }
 
+/**
+ * Each case's longest blocks and control runs as the scheduler saw the event loop's thread: on a
+ * CPU, waiting on a runqueue, the blocks over 1 ms and what they were made of, and the waits during
+ * which the tokenizer's worker ran.
+ */
+export function tokenizeTurnSchedule(rows: readonly TokenizeTurnRow[]): Record<string, string | number>[] {
+  const f = (s: Spread) => [s.min, s.p50, s.p99, s.max].map((v) => v.toFixed(2)).join(" / ");
+  const ms = (v: number) => v.toFixed(2);
+  return rows.map(({ case: name, blockMs, controlMs, schedule: s }) => ({
+    case: name,
+    "block wall ms": f(blockMs),
+    "block on-CPU ms": f(s.blockCpuMs),
+    "block runqueue wait ms": f(s.blockWaitMs),
+    "control wall ms": f(controlMs),
+    "control on-CPU ms": f(s.controlCpuMs),
+    "control runqueue wait ms": f(s.controlWaitMs),
+    "involuntary switches a turn": f(s.involuntary),
+    "blocks > 1 ms: on-CPU > 1 ms; wall / wait ms": `${s.over.blocks}: ${s.over.onCpu}; ${ms(s.over.wallMs)} / ${ms(s.over.waitMs)}`,
+    "blocks that waited (ms): worker on a CPU then (ms)": `${s.waited.blocks} (${ms(s.waited.waitMs)}): ${s.waited.withWorker} (${ms(s.waited.withWorkerWaitMs)})`,
+  }));
+}
+
 /** Each case's labelled sections, own ms per turn that ran them, by p99 (the `TOP_SECTIONS` longest). */
 export function tokenizeTurnSections(rows: readonly TokenizeTurnRow[]): Record<string, string | number>[] {
   const f = (s: Spread) => [s.min, s.p50, s.p99, s.max].map((v) => v.toFixed(3)).join(" / ");
@@ -482,6 +505,8 @@ export function tokenizeTurnTails(rows: readonly TokenizeTurnRow[]): Record<stri
         .map(([label, v]) => `${label} ${ms(v)}`)
         .join("; "),
       "GCs in it": t.gcInBlock.map((g) => `${g.kind} ${ms(g.ms)}`).join(", ") || "none",
+      "on-CPU / runqueue wait ms (slices)": `${ms(t.schedule.cpuMs)} / ${ms(t.schedule.waitMs)} (${t.schedule.slices})`,
+      "worker on-CPU ms": ms(t.workerCpuMs),
       "control before / after ms": `${ms(t.controlMs[0])} / ${ms(t.controlMs[1])}`,
     })),
   );
@@ -508,6 +533,10 @@ if (process.argv[1]?.endsWith("tokenize-turn.ts")) {
   );
   const rows = await runTokenizeTurn(options);
   console.table(tokenizeTurnTable(rows));
+  console.log(
+    "\nThe event loop's thread in the longest block and in the control (tokenize-turn/thread-schedule.ts)",
+  );
+  console.table(tokenizeTurnSchedule(rows));
   console.log("\nSections of a turn, own time (benchmarks/tokenize-turn/spans.ts)");
   console.table(tokenizeTurnSections(rows));
   console.log("\nThe slowest turns' longest blocks");

@@ -1,0 +1,80 @@
+/**
+ * The event loop's thread's schedule over a case's turns, tallied: for each turn's longest block
+ * and each control run, time on a CPU and time runnable but waiting (thread-schedule.ts), and
+ * whether the tokenizer's worker was on a CPU while the event loop waited (its own worker taking
+ * the core, not another process).
+ */
+import type { ScheduleDelta } from "./thread-schedule.ts";
+
+type Spread = { min: number; p50: number; p99: number; max: number };
+
+/** A wait this short is the scheduler's bookkeeping, not a lost core. */
+const WAITED_MS = 0.01;
+/** The event-loop ceiling the target names. */
+const CEILING_MS = 1;
+
+/**
+ * What the scheduler says of the event loop's thread: during each turn's longest block and each
+ * control run, its time on a CPU and runnable but waiting (the rest of the wall time: the
+ * hypervisor's steal or a sleep in the kernel), and the worker's threads' time on a CPU meanwhile.
+ */
+export interface ScheduleRow {
+  blockCpuMs: Spread;
+  blockWaitMs: Spread;
+  controlCpuMs: Spread;
+  controlWaitMs: Spread;
+  /** Involuntary context switches of the event loop's thread per turn. */
+  involuntary: Spread;
+  /** Blocks over 1 ms of wall time, those of them over 1 ms on a CPU, their wall and wait ms together. */
+  over: { blocks: number; onCpu: number; wallMs: number; waitMs: number };
+  /** Blocks that waited on a runqueue, those during which the worker ran, and their waits in ms. */
+  waited: { blocks: number; waitMs: number; withWorker: number; withWorkerWaitMs: number };
+}
+
+/** Collects a case's readings; `row` summarises them. */
+export class ScheduleTally {
+  private readonly blockCpu: number[] = [];
+  private readonly blockWait: number[] = [];
+  private readonly controlCpu: number[] = [];
+  private readonly controlWait: number[] = [];
+  private readonly switches: number[] = [];
+  private readonly over = { blocks: 0, onCpu: 0, wallMs: 0, waitMs: 0 };
+  private readonly waited = { blocks: 0, waitMs: 0, withWorker: 0, withWorkerWaitMs: 0 };
+
+  /** One turn: its longest block's wall ms and schedule, the worker's on-CPU ms meanwhile, the turn's involuntary switches. */
+  turn(blockMs: number, block: ScheduleDelta, workerCpuMs: number, involuntary: number): void {
+    this.blockCpu.push(block.cpuMs);
+    this.blockWait.push(block.waitMs);
+    this.switches.push(involuntary);
+    if (blockMs > CEILING_MS) {
+      this.over.blocks++;
+      if (block.cpuMs > CEILING_MS) this.over.onCpu++;
+      this.over.wallMs += blockMs;
+      this.over.waitMs += block.waitMs;
+    }
+    if (block.waitMs < WAITED_MS) return;
+    this.waited.blocks++;
+    this.waited.waitMs += block.waitMs;
+    if (workerCpuMs <= 0) return;
+    this.waited.withWorker++;
+    this.waited.withWorkerWaitMs += block.waitMs;
+  }
+
+  /** One control run's schedule. */
+  control(run: ScheduleDelta): void {
+    this.controlCpu.push(run.cpuMs);
+    this.controlWait.push(run.waitMs);
+  }
+
+  row(summary: (values: number[]) => Spread): ScheduleRow {
+    return {
+      blockCpuMs: summary(this.blockCpu),
+      blockWaitMs: summary(this.blockWait),
+      controlCpuMs: summary(this.controlCpu),
+      controlWaitMs: summary(this.controlWait),
+      involuntary: summary(this.switches),
+      over: { ...this.over },
+      waited: { ...this.waited },
+    };
+  }
+}
