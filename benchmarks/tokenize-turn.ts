@@ -20,7 +20,10 @@
  * during the timed turns are counted, with the longest. Before and after every turn a fixed busy
  * loop calibrated to ≈ 0.5 ms runs as a noise floor (busy-control.ts), and each case's slowest turns
  * name the sections of their longest block (spans.ts), the collections inside it and the control's
- * readings around them (`tokenizeTurnTails`).
+ * readings around them (`tokenizeTurnTails`). For every longest block and every control run the
+ * event loop's thread's time on a CPU and its runqueue wait are read from the kernel
+ * (thread-schedule.ts, `tokenizeTurnSchedule`), so a long block of our work reads apart from a
+ * block during which the thread was not running.
  */
 import { readdirSync, readFileSync } from "node:fs";
 import { loadavg } from "node:os";
@@ -204,6 +207,8 @@ interface Decision {
   workerCpuMs: number;
   /** The event loop's thread's involuntary context switches in the turn. */
   involuntary: number;
+  /** Its runqueue wait between a handoff to the worker and the reply, ms. */
+  handoffWaitMs: number;
 }
 
 /** One scheduling decision for `messages` parsed from JSON; its added latency and longest block. */
@@ -259,6 +264,7 @@ async function decide(
     schedule: sections.longestSchedule,
     workerCpuMs: sections.longestWorkerCpuMs,
     involuntary: switched,
+    handoffWaitMs: sections.handoffWaitMs,
   };
 }
 
@@ -301,9 +307,11 @@ async function timeCase(
     const gc = { count: 0, longestMs: 0 };
     const schedule = new ScheduleTally();
     const runControl = () => {
+      const t0 = performance.now();
       const from = sections.schedule();
       const ms = control.run();
-      schedule.control(scheduleDelta(from, sections.schedule()));
+      const wall = performance.now() - t0;
+      schedule.control(wall, scheduleDelta(from, sections.schedule()));
       return ms;
     };
     for (let i = 0; i < turns; i++) {
@@ -312,7 +320,7 @@ async function timeCase(
       const one = await decide(run.scheduler, sections, endpoints, body);
       const after = runControl();
       controls.push(before, after);
-      schedule.turn(one.blockMs, one.schedule, one.workerCpuMs, one.involuntary);
+      schedule.turn(one);
       ms.push(one.ms);
       blocks.push(one.blockMs);
       onLoop.push(one.onLoopMs);
@@ -463,15 +471,16 @@ export function tokenizeTurnTable(rows: readonly TokenizeTurnRow[]): Record<stri
 export function tokenizeTurnSchedule(rows: readonly TokenizeTurnRow[]): Record<string, string | number>[] {
   const f = (s: Spread) => [s.min, s.p50, s.p99, s.max].map((v) => v.toFixed(2)).join(" / ");
   const ms = (v: number) => v.toFixed(2);
-  return rows.map(({ case: name, blockMs, controlMs, schedule: s }) => ({
+  return rows.map(({ case: name, blockMs, schedule: s }) => ({
     case: name,
     "block wall ms": f(blockMs),
     "block on-CPU ms": f(s.blockCpuMs),
     "block runqueue wait ms": f(s.blockWaitMs),
-    "control wall ms": f(controlMs),
+    "control wall ms (with the reads)": f(s.controlWallMs),
     "control on-CPU ms": f(s.controlCpuMs),
     "control runqueue wait ms": f(s.controlWaitMs),
     "involuntary switches a turn": f(s.involuntary),
+    "wait from handoff to reply ms": f(s.handoffWaitMs),
     "blocks > 1 ms: on-CPU > 1 ms; wall / wait ms": `${s.over.blocks}: ${s.over.onCpu}; ${ms(s.over.wallMs)} / ${ms(s.over.waitMs)}`,
     "blocks that waited (ms): worker on a CPU then (ms)": `${s.waited.blocks} (${ms(s.waited.waitMs)}): ${s.waited.withWorker} (${ms(s.waited.withWorkerWaitMs)})`,
   }));

@@ -21,6 +21,10 @@ const CEILING_MS = 1;
 export interface ScheduleRow {
   blockCpuMs: Spread;
   blockWaitMs: Spread;
+  /** The event loop's runqueue wait between a handoff to the worker and its reply, per turn. */
+  handoffWaitMs: Spread;
+  /** The control's wall time with the readings around it, so it compares with the wait they count. */
+  controlWallMs: Spread;
   controlCpuMs: Spread;
   controlWaitMs: Spread;
   /** Involuntary context switches of the event loop's thread per turn. */
@@ -31,21 +35,34 @@ export interface ScheduleRow {
   waited: { blocks: number; waitMs: number; withWorker: number; withWorkerWaitMs: number };
 }
 
+/** What a turn's readings are (tokenize-turn.ts's `Decision`). */
+export interface TurnSchedule {
+  blockMs: number;
+  schedule: ScheduleDelta;
+  workerCpuMs: number;
+  involuntary: number;
+  handoffWaitMs: number;
+}
+
 /** Collects a case's readings; `row` summarises them. */
 export class ScheduleTally {
   private readonly blockCpu: number[] = [];
   private readonly blockWait: number[] = [];
+  private readonly handoffWait: number[] = [];
+  private readonly controlWall: number[] = [];
   private readonly controlCpu: number[] = [];
   private readonly controlWait: number[] = [];
   private readonly switches: number[] = [];
   private readonly over = { blocks: 0, onCpu: 0, wallMs: 0, waitMs: 0 };
   private readonly waited = { blocks: 0, waitMs: 0, withWorker: 0, withWorkerWaitMs: 0 };
 
-  /** One turn: its longest block's wall ms and schedule, the worker's on-CPU ms meanwhile, the turn's involuntary switches. */
-  turn(blockMs: number, block: ScheduleDelta, workerCpuMs: number, involuntary: number): void {
+  /** One turn: its longest block's wall ms and schedule, the worker's on-CPU ms meanwhile, the turn's switches and handoff wait. */
+  turn(one: TurnSchedule): void {
+    const { blockMs, schedule: block, workerCpuMs } = one;
     this.blockCpu.push(block.cpuMs);
     this.blockWait.push(block.waitMs);
-    this.switches.push(involuntary);
+    this.handoffWait.push(one.handoffWaitMs);
+    this.switches.push(one.involuntary);
     if (blockMs > CEILING_MS) {
       this.over.blocks++;
       if (block.cpuMs > CEILING_MS) this.over.onCpu++;
@@ -60,8 +77,9 @@ export class ScheduleTally {
     this.waited.withWorkerWaitMs += block.waitMs;
   }
 
-  /** One control run's schedule. */
-  control(run: ScheduleDelta): void {
+  /** One control run: its wall ms and schedule. */
+  control(wallMs: number, run: ScheduleDelta): void {
+    this.controlWall.push(wallMs);
     this.controlCpu.push(run.cpuMs);
     this.controlWait.push(run.waitMs);
   }
@@ -70,6 +88,8 @@ export class ScheduleTally {
     return {
       blockCpuMs: summary(this.blockCpu),
       blockWaitMs: summary(this.blockWait),
+      handoffWaitMs: summary(this.handoffWait),
+      controlWallMs: summary(this.controlWall),
       controlCpuMs: summary(this.controlCpu),
       controlWaitMs: summary(this.controlWait),
       involuntary: summary(this.switches),

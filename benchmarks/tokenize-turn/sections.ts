@@ -1,8 +1,9 @@
 /**
  * The synchronous sections of one timed decision: from its start until a producer hands work to a
  * thread (its `produce` returns a promise), and from that work's completion to the end. For the
- * longest one, the event loop's thread's schedule (thread-schedule.ts) is read at its start and its
- * end, outside its wall-time window, with the tokenizer worker's threads' on-CPU time meanwhile.
+ * longest one, the event loop's thread's schedule (thread-schedule.ts) at its start and its end,
+ * with the tokenizer worker's threads' on-CPU time meanwhile; and the event loop's runqueue wait
+ * between a handoff and the worker's reply (a worker that took the event loop's core).
  */
 import type { Scheduler } from "../../src/scheduler/framework/scheduler.ts";
 import type { DataProducer } from "../../src/scheduler/framework/types.ts";
@@ -35,6 +36,9 @@ export class Sections {
   longestWorkerCpuMs = 0;
   /** All its sections together: the turn's time on the event loop. */
   onLoop = 0;
+  /** The event loop's runqueue wait between its sections (from a handoff to the reply), ms. */
+  handoffWaitMs = 0;
+  private closedSchedule: Schedule | null = null;
 
   /** Wraps the asynchronous producers of `scheduler` (once). */
   watch(scheduler: Scheduler): void {
@@ -52,6 +56,8 @@ export class Sections {
   open(): void {
     this.longest = 0;
     this.onLoop = 0;
+    this.handoffWaitMs = 0;
+    this.closedSchedule = null;
     this.resume();
   }
 
@@ -61,6 +67,7 @@ export class Sections {
     const schedule = this.loop.read();
     const worker = this.worker?.read() ?? NOBODY;
     const section = now - this.resumed;
+    this.closedSchedule = schedule;
     if (section > this.longest) {
       this.longest = section;
       this.longestAt = [this.resumed, now];
@@ -82,8 +89,10 @@ export class Sections {
   }
 
   private resume(): void {
-    this.resumedWorker = this.worker?.read() ?? NOBODY;
-    this.resumedSchedule = this.loop.read();
     this.resumed = performance.now();
+    this.resumedSchedule = this.loop.read();
+    this.resumedWorker = this.worker?.read() ?? NOBODY;
+    if (this.closedSchedule)
+      this.handoffWaitMs += scheduleDelta(this.closedSchedule, this.resumedSchedule).waitMs;
   }
 }

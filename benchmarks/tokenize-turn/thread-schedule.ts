@@ -7,9 +7,14 @@
  * this kernel leaves out of on-CPU time, or a sleep in the kernel).
  *
  * The kernel brings a running thread's on-CPU time up to date only at scheduler ticks (4 ms at
- * HZ=250), so a read of the calling thread is preceded by `process.cpuUsage()`: getrusage of the
- * whole process makes the kernel account the caller's pending run time first, which turns the
- * reading precise to about a microsecond. A read costs ≈ 4 µs; the status file's ≈ 15 µs.
+ * HZ=250), so the calling thread's on-CPU time is read after `process.cpuUsage()`: getrusage of
+ * the whole process makes the kernel account the caller's pending run time first, which turns it
+ * precise to a few microseconds. Its runqueue wait is taken from a read before that call: a thread
+ * another one is due to preempt loses its core on the way out of its next system call (a wakeup's
+ * preemption is lazy), and a wait that starts on the way out of the reading's own calls belongs
+ * after the reading. So a stretch is timed as `now`, then `read`, both at its start and at its end:
+ * its wall time holds the start's read (≈ 8 µs) and every wait the readings count. The status
+ * file's read costs ≈ 15 µs.
  */
 import { closeSync, openSync, readdirSync, readSync } from "node:fs";
 
@@ -41,9 +46,15 @@ export class ThreadSchedule {
     );
   }
 
-  /** The counters now (the calling thread's made current first). */
+  /** The counters now (the calling thread's on-CPU time made current first, its wait read before that). */
   read(): Schedule {
-    if (this.tid === undefined) process.cpuUsage();
+    const before = this.fields();
+    if (this.tid !== undefined) return before;
+    process.cpuUsage();
+    return { ...this.fields(), waitNs: before.waitNs, slices: before.slices };
+  }
+
+  private fields(): Schedule {
     const fields = readText(this.fd).split(" ");
     return { cpuNs: Number(fields[0]), waitNs: Number(fields[1]), slices: Number(fields[2]) };
   }
