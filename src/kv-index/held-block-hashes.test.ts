@@ -1,10 +1,12 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import type { ChatMessageLike } from "../api/prompt.ts";
+import { type ChatMessageLike, renderChat } from "../api/prompt.ts";
 import { encodeChat } from "../tokenizer/chat.ts";
+import { Char4Conversations } from "../tokenizer/char4-conversations.ts";
 import { IncrementalEncoder } from "../tokenizer/incremental.ts";
 import { loadTokenizer } from "../tokenizer/registry.ts";
 import { randomFrom, randomTurns } from "../tokenizer/testing.ts";
+import { CharChunkTokenizer } from "../tokenizer/tokenizer.ts";
 import { WorkerEncoder } from "../tokenizer/worker-encoder.ts";
 import { hashPrefixBlocks, prefixSeed } from "./block-hasher.ts";
 import { heldPrefixBlocks } from "./held-block-hashes.ts";
@@ -81,4 +83,19 @@ test("with the worker building forks', outgrown and new conversations' arrays, t
   } finally {
     await worker.close();
   }
+});
+
+test("the stand-in's held conversations (Char4Conversations): keys equal keys from scratch over the same walk", () => {
+  const conversations = new Char4Conversations(new CharChunkTokenizer(), 24 * 1024);
+  const nextTurn = randomTurns(randomFrom(11));
+  const prompts: Uint32Array[] = [];
+  for (let turn = 0; turn < 160; turn++) {
+    const messages = nextTurn();
+    const tokens = conversations.encodeChat(messages, renderChat(messages).length)!;
+    assertSameKeys(tokens, `turn ${turn}`);
+    prompts.push(tokens);
+  }
+  prompts.forEach((tokens, turn) => {
+    assertSameKeys(tokens, `turn ${turn}, again at the end`);
+  });
 });

@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { renderChat } from "../../../api/prompt.ts";
 import { encodeChat } from "../../../tokenizer/chat.ts";
+import { isAppendOnly } from "../../../tokenizer/conversation-ids.ts";
 import { loadTokenizer } from "../../../tokenizer/registry.ts";
 import { defaultTokenizer } from "../../../tokenizer/tokenizer.ts";
 import type { HostedPlugin } from "../../framework/hosted.ts";
@@ -36,6 +37,45 @@ test("estimate backend: 4 characters per token into request.tokens; existing tok
   );
   assert.deepEqual(definition.aliases, ["tokenizer"]);
   assert.throws(() => definition.parameters.parse({ backend: "x" }));
+});
+
+test("estimate backend, started: a chat's ids kept per conversation (the same ids), a long prompt's decision yields once", async () => {
+  const producer = instantiate<Producer>(definition);
+  await producer.start();
+  try {
+    const turn1 = [
+      { role: "system", content: "You are terse." },
+      { role: "user", content: "Which replica? ".repeat(99) },
+    ];
+    const turn2 = [...turn1, { role: "assistant", content: "The third." }, { role: "user", content: "Why?" }];
+    const tokens: Uint32Array[] = [];
+    for (const messages of [turn1, turn2]) {
+      const ctx = makeContext({ path: CHAT, body: { messages }, promptText: renderChat(messages) });
+      assert.equal(producer.produce(ctx, []), undefined, "a short prompt's ids are set at once");
+      assert.deepEqual(ctx.request.tokens, defaultTokenizer.encode(renderChat(messages)));
+      tokens.push(ctx.request.tokens!);
+    }
+    assert.ok(isAppendOnly(tokens[1]!), "a view of the conversation's array");
+    assert.ok(
+      producer.metrics().every((m) => m.value() > 0),
+      "the cache's gauges",
+    );
+    const long = [{ role: "user", content: "x".repeat(4 * 40_000) }];
+    const ctx = makeContext({ path: CHAT, body: { messages: long }, promptText: renderChat(long) });
+    const pending = producer.produce(ctx, []);
+    assert.ok(pending instanceof Promise, "a 40K-token prompt yields before the next producer");
+    await pending;
+    assert.deepEqual(ctx.request.tokens, defaultTokenizer.encode(renderChat(long)));
+    const other = makeContext({ path: CHAT, body: { messages: turn1 }, promptText: "rendered otherwise" });
+    await producer.produce(other, []);
+    assert.deepEqual(
+      other.request.tokens,
+      defaultTokenizer.encode("rendered otherwise"),
+      "the prompt text wins",
+    );
+  } finally {
+    await producer.close();
+  }
 });
 
 test("the tokenizer: named, or the vllm backend's model's when bundled, else the estimate", () => {

@@ -1,21 +1,25 @@
 /**
  * `token-producer` (alias `tokenizer`, deprecated): fills `request.tokens` before other producers
  * run (reference §2.5). The `estimate` backend is the router's stand-in tokenizer (one token per 4
- * characters, what `llmd sim` counts without a profile). A real tokenizer (`tokenizer: llama3.1`,
- * or the `vllm` backend with a `modelName` whose tokenizer is bundled) gives the model server's
- * own ids: a chat through the model's template, incrementally per conversation (incremental.ts), with
- * new text tokenized on a worker thread once the live host starts the plugin.
+ * characters, what `llmd sim` counts without a profile); once the live host starts the plugin, a
+ * chat's ids are kept per conversation (char4-conversations.ts). A real tokenizer (`tokenizer:
+ * llama3.1`, or the `vllm` backend with a `modelName` whose tokenizer is bundled) gives the model
+ * server's own ids: a chat through the model's template, incrementally per conversation
+ * (incremental.ts), with new text tokenized on a worker thread once the live host starts the plugin.
  */
 import { z } from "zod";
 import type { ChatMessageLike } from "../../../api/prompt.ts";
+import { Char4Conversations } from "../../../tokenizer/char4-conversations.ts";
 import { IncrementalEncoder } from "../../../tokenizer/incremental.ts";
+import type { MessageTrie } from "../../../tokenizer/message-trie.ts";
 import { TOKENIZER_NAMES, type TokenizerName, tokenizerForModel } from "../../../tokenizer/registry.ts";
 import { CharChunkTokenizer, type Tokenizer } from "../../../tokenizer/tokenizer.ts";
+import { textLength } from "../../../tokenizer/utf16-words.ts";
 import { WorkerEncoder } from "../../../tokenizer/worker-encoder.ts";
 import type { PluginDefinition } from "../../../plugin/types.ts";
 import { TOKENIZED_PROMPT } from "../../framework/data-keys.ts";
 import type { HostedPlugin, PluginMetric } from "../../framework/hosted.ts";
-import type { DataProducer, SchedulingContext } from "../../framework/types.ts";
+import type { DataProducer, SchedulingContext, SchedulingRequest } from "../../framework/types.ts";
 import { promptPieces } from "../shared/prompt-pieces.ts";
 
 const parameters = z
@@ -53,26 +57,95 @@ export function tokenizerOf(params: TokenProducerParams): TokenizerName {
 }
 
 /**
+ * Prompt tokens from which the estimate producer yields to the event loop before the producers
+ * after it run: their work grows with the prompt's blocks (a precise match walks each of a 200K-
+ * token prompt's ≈ 3,200), so it starts a block of its own.
+ */
+const YIELD_TOKENS = 32_768;
+
+const CHAT_PATH = "/v1/chat/completions";
+
+/** Resolves on the event loop's next turn (after the I/O already waiting). */
+function nextTurn(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}
+
+/** Code units of the prompt text, read without decoding a body's byte pieces. */
+function promptUnits(request: SchedulingRequest): number {
+  return request.promptParts ? textLength(request.promptParts) : request.promptText.length;
+}
+
+/** `token-producer`'s gauges of a held-conversations cache (null while there is none). */
+function tokenCacheMetrics(trie: () => MessageTrie | null): PluginMetric[] {
+  return [
+    {
+      name: "llmd_token_cache_size_bytes",
+      help: "Bytes held by token-producer's per-message token cache",
+      type: "gauge",
+      value: () => trie()?.bytes ?? 0,
+    },
+    {
+      name: "llmd_token_cache_segments",
+      help: "Message segments held by token-producer's token cache",
+      type: "gauge",
+      value: () => trie()?.size ?? 0,
+    },
+  ];
+}
+
+/**
  * `estimate`: the stand-in tokenizer over the prompt text, on the event loop (≈ 0.7 ms at 200K
  * tokens); the built-in one reads the prompt's pieces in place (`promptPieces`), so a chat's
- * rendered text is never flattened nor a large body's prompt decoded for it.
+ * rendered text is never flattened nor a large body's prompt decoded for it. Started by the live
+ * host, the built-in one keeps each chat's ids per conversation (`Char4Conversations`: a turn
+ * encodes only its new text, and the prefix producers keep their keys with the conversation's
+ * array) and yields before the producers after it on a long prompt.
  */
-class EstimateTokenProducer implements DataProducer {
+class EstimateTokenProducer implements DataProducer, HostedPlugin {
   readonly type = "token-producer";
+  private conversations: Char4Conversations | null = null;
 
   constructor(
     readonly name: string,
     private readonly tokenizer: Tokenizer,
+    private readonly cacheBytes: number,
   ) {}
 
   /** Leaves tokens another stage already set (e.g. token-id prompts) untouched. */
-  produce(ctx: SchedulingContext): void {
+  produce(ctx: SchedulingContext): void | Promise<void> {
     const { request } = ctx;
     if (request.tokens) return;
+    const held = this.heldChat(request);
+    if (held) {
+      request.tokens = held;
+      return held.length >= YIELD_TOKENS ? nextTurn() : undefined;
+    }
     request.tokens =
       this.tokenizer instanceof CharChunkTokenizer
         ? this.tokenizer.encodeText(promptPieces(request))
         : this.tokenizer.encode(request.promptText);
+  }
+
+  /** A chat's ids from the held conversations, or null (not started, not a chat, rendered otherwise). */
+  private heldChat(request: SchedulingRequest): Uint32Array | null {
+    const messages = request.body.messages;
+    if (!this.conversations || request.path !== CHAT_PATH || !Array.isArray(messages)) return null;
+    return this.conversations.encodeChat(messages as ChatMessageLike[], promptUnits(request));
+  }
+
+  async start(): Promise<void> {
+    if (this.tokenizer instanceof CharChunkTokenizer)
+      this.conversations = new Char4Conversations(this.tokenizer, this.cacheBytes);
+  }
+
+  endpointsChanged(): void {}
+
+  async close(): Promise<void> {
+    this.conversations = null;
+  }
+
+  metrics(): readonly PluginMetric[] {
+    return tokenCacheMetrics(() => this.conversations?.trie ?? null);
   }
 }
 
@@ -114,21 +187,7 @@ class ModelTokenProducer implements DataProducer, HostedPlugin {
   }
 
   metrics(): readonly PluginMetric[] {
-    const { trie } = this.encoder;
-    return [
-      {
-        name: "llmd_token_cache_size_bytes",
-        help: "Bytes held by token-producer's per-message token cache",
-        type: "gauge",
-        value: () => trie.bytes,
-      },
-      {
-        name: "llmd_token_cache_segments",
-        help: "Message segments held by token-producer's token cache",
-        type: "gauge",
-        value: () => trie.size,
-      },
-    ];
+    return tokenCacheMetrics(() => this.encoder.trie);
   }
 }
 
@@ -143,7 +202,7 @@ export const definition: PluginDefinition<TokenProducerParams> = {
   produces: [TOKENIZED_PROMPT],
   create: (params, env) => {
     const name = tokenizerOf(params);
-    if (name === "char4") return new EstimateTokenProducer(env.name, env.tokenizer);
+    if (name === "char4") return new EstimateTokenProducer(env.name, env.tokenizer, params.cacheBytes);
     return new ModelTokenProducer(env.name, new IncrementalEncoder(name, params.cacheBytes));
   },
 };
