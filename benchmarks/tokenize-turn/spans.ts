@@ -3,8 +3,8 @@
  * that made their longest block: every scheduler plugin call (by extension point and plugin name),
  * the token producer's own steps on the event loop (the message-tree walk, rendering the new
  * messages, posting them to the worker, writing the new ids, holding the new messages, and a copy
- * of held ids made on the loop, which with a worker only a raced turn needs: the worker builds a
- * fork's array) and the approximate index's deferred inserts (`PrefixIndex.settle`, which runs on a
+ * of held ids made on the loop: the stand-in's forks, and with a worker only a raced turn, as the
+ * worker builds a fork's array) and the approximate index's deferred inserts (`PrefixIndex.settle`, which runs on a
  * timer after the decision, or first thing in the next read). Methods are wrapped in place, on the
  * plugin instances and on the tokenizer classes' prototypes, for this benchmark's process only; a
  * wrapped call that returns a promise counts up to its return (the wait is not on the loop).
@@ -86,7 +86,7 @@ export function probeClasses(): void {
   spans.wrap(MessageTrie.prototype, "match", "tokenizer: message-tree walk");
   spans.wrap(MessageTrie.prototype, "extend", "tokenizer: hold new messages");
   spans.wrap(WorkerEncoder.prototype, "encode", "tokenizer: post to worker");
-  spans.wrap(ConversationIds, "copyOf", "tokenizer: copy ids on the loop (no worker, or a raced turn)");
+  spans.wrap(ConversationIds, "copyOf", "tokenizer: copy ids on the loop (a stand-in fork, no worker, or a raced turn)");
   spans.wrap(ConversationIds.prototype, "append", "tokenizer: write new ids");
   for (const template of Object.values(CHAT_TEMPLATES))
     spans.wrap(template, "segment", "tokenizer: render new messages");

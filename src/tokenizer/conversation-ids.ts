@@ -25,9 +25,35 @@ function withRoom(ids: number): number {
   return ids + Math.max(256, ids >>> 3);
 }
 
-/** A shared buffer for `capacity` ids. */
+/** Buffers from this size on come from a spare made ahead (a 200K-token conversation's is ≈ 1 MB). */
+const SPARE_FROM_BYTES = 256 * 1024;
+
+/**
+ * A buffer made after the last large one was taken, its pages already touched: a fresh 1 MB buffer
+ * costs its first writer ≈ 0.3 ms of page faults, which the spare's refill spends on a later turn
+ * of the event loop instead of in the copy that needs the buffer (a fork's, a conversation's that
+ * outgrew its array). One per thread, for the size last asked (with a quarter more).
+ */
+let spare: SharedArrayBuffer | null = null;
+
+/** A shared buffer for `capacity` ids (the spare when it fits: at most twice as large). */
 function idsBuffer(capacity: number): SharedArrayBuffer {
-  return new SharedArrayBuffer(capacity * Uint32Array.BYTES_PER_ELEMENT);
+  const bytes = capacity * Uint32Array.BYTES_PER_ELEMENT;
+  if (bytes < SPARE_FROM_BYTES) return new SharedArrayBuffer(bytes);
+  const ready = spare;
+  spare = null;
+  setImmediate(() => {
+    spare ??= touched(new SharedArrayBuffer((capacity + (capacity >>> 2)) * Uint32Array.BYTES_PER_ELEMENT));
+  }).unref();
+  return ready && ready.byteLength >= bytes && ready.byteLength <= 2 * bytes
+    ? ready
+    : new SharedArrayBuffer(bytes);
+}
+
+/** `buffer` with every page written once (zeros, as it already reads). */
+function touched(buffer: SharedArrayBuffer): SharedArrayBuffer {
+  new Uint32Array(buffer).fill(0);
+  return buffer;
 }
 
 /** A new array's buffer with `length` ids written, as `buildIds` makes it and `adopt` takes it. */
@@ -67,9 +93,9 @@ export class ConversationIds {
   /** Ids written: `[0, length)` never changes. */
   private written = 0;
 
-  /** An array with room for `capacity` ids (over `buffer` when given: one `buildIds` made). */
+  /** An array with room for at least `capacity` ids (all of `buffer` when given: one `buildIds` made). */
   constructor(capacity: number, buffer: SharedArrayBuffer = idsBuffer(capacity)) {
-    this.ids = new Uint32Array(buffer, 0, capacity);
+    this.ids = new Uint32Array(buffer);
     appendOnly.set(buffer, null);
   }
 
