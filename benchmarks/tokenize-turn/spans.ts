@@ -86,7 +86,11 @@ export function probeClasses(): void {
   spans.wrap(MessageTrie.prototype, "match", "tokenizer: message-tree walk");
   spans.wrap(MessageTrie.prototype, "extend", "tokenizer: hold new messages");
   spans.wrap(WorkerEncoder.prototype, "encode", "tokenizer: post to worker");
-  spans.wrap(ConversationIds, "copyOf", "tokenizer: copy ids on the loop (a stand-in fork, no worker, or a raced turn)");
+  spans.wrap(
+    ConversationIds,
+    "copyOf",
+    "tokenizer: copy ids on the loop (a stand-in fork, no worker, or a raced turn)",
+  );
   spans.wrap(ConversationIds.prototype, "append", "tokenizer: write new ids");
   for (const template of Object.values(CHAT_TEMPLATES))
     spans.wrap(template, "segment", "tokenizer: render new messages");
