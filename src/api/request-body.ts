@@ -5,6 +5,7 @@
  * router's and `llmd sim`'s edge.
  */
 import type { IncomingMessage } from "node:http";
+import type { BodyBuffers } from "./body-buffers.ts";
 import { LlmdError } from "./errors.ts";
 import { type StallSweep, type StallWatched, stallSweep } from "./stall-sweep.ts";
 
@@ -34,11 +35,18 @@ function bodyTimedOut(timeoutMs: number): LlmdError {
   return new LlmdError("request_timeout", `no request body bytes arrived for ${timeoutMs} ms`);
 }
 
-/** The bytes of request bodies held by requests in flight, against one limit. */
+/**
+ * The bytes of request bodies held by requests in flight, against one limit. With `buffers`,
+ * large bodies are read into reused buffers, each given back when its lease is released: only
+ * for a server whose request is done with its body's bytes (upstream writes included) by then.
+ */
 export class BodyBudget {
   private held = 0;
 
-  constructor(readonly limitBytes: number) {}
+  constructor(
+    readonly limitBytes: number,
+    private readonly buffers?: BodyBuffers,
+  ) {}
 
   /** Bytes held now. */
   get heldBytes(): number {
@@ -51,7 +59,7 @@ export class BodyBudget {
    * a rendered prompt) is proportional to it, so the budget bounds memory, not just raw bytes.
    */
   lease(heldPerByte = 1): BodyLease {
-    return new BodyLease(this, heldPerByte);
+    return new BodyLease(this, heldPerByte, this.buffers);
   }
 
   /** Takes `bytes` unless that would pass the limit. */
@@ -69,10 +77,12 @@ export class BodyBudget {
 /** One request's bytes of a {@link BodyBudget}. */
 export class BodyLease {
   private taken = 0;
+  private received: Buffer | undefined;
 
   constructor(
     private readonly budget: BodyBudget,
     private readonly heldPerByte: number,
+    private readonly buffers: BodyBuffers | undefined,
   ) {}
 
   /** True when `bytes` more body bytes would still fit. */
@@ -88,10 +98,23 @@ export class BodyLease {
     return true;
   }
 
-  /** Gives back everything taken (idempotent). */
+  /**
+   * A buffer for a declared body of `bytes`, its share taken at once (the read checked it fits):
+   * reused when the budget has receive buffers, given back with `release`.
+   */
+  receiveBuffer(bytes: number): Buffer {
+    this.take(bytes);
+    if (!this.buffers) return Buffer.allocUnsafe(bytes);
+    this.received = this.buffers.take(bytes);
+    return this.received;
+  }
+
+  /** Gives back everything taken, the receive buffer too (idempotent). */
   release(): void {
     this.budget.give(this.taken);
     this.taken = 0;
+    if (this.received) this.buffers?.give(this.received);
+    this.received = undefined;
   }
 
   get limitBytes(): number {
@@ -130,8 +153,10 @@ export function readBody(req: IncomingMessage, limits: BodyLimits): Promise<Buff
   if (lease && declared > 0 && !lease.fits(declared)) return Promise.resolve(bodiesFull(lease.limitBytes));
   // A large declared body is read into one buffer of its size, taken from the budget at once: no
   // chunk list and concatenated copy alive together. Small ones mostly arrive whole, kept as is.
-  const whole = declared >= PREALLOCATE_FROM_BYTES ? Buffer.allocUnsafe(declared) : undefined;
-  if (whole) lease?.take(declared);
+  const whole =
+    declared >= PREALLOCATE_FROM_BYTES
+      ? (lease?.receiveBuffer(declared) ?? Buffer.allocUnsafe(declared))
+      : undefined;
   return new Promise((resolve, reject) => {
     const read = new BodyRead(req, limitBytes, lease, whole, resolve, reject);
     const sweep = timeoutMs > 0 ? stallSweep(timeoutMs) : undefined;

@@ -20,6 +20,7 @@ import {
   DEFAULT_MAX_BODY_BYTES,
   DEFAULT_MAX_INFLIGHT_BODY_BYTES,
 } from "../api/request-body.ts";
+import { BodyBuffers } from "../api/body-buffers.ts";
 import { answerEdgeErrors, edgeServerOptions } from "../api/http-edge.ts";
 import { debugEndpoints } from "./debug-endpoints.ts";
 import { type DrainOutcome, GatewayDrain, shuttingDown } from "./drain.ts";
@@ -194,7 +195,12 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     admission,
     maxBodyBytes: options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
     bodyTimeoutMs: options.bodyTimeoutMs ?? DEFAULT_BODY_TIMEOUT_MS,
-    bodies: new BodyBudget(options.maxInflightBodyBytes ?? DEFAULT_MAX_INFLIGHT_BODY_BYTES),
+    // Every use of a body (retries, hooks, its upstream write, done or its connection destroyed)
+    // ends before its lease is released, so large bodies are read into reused buffers.
+    bodies: new BodyBudget(
+      options.maxInflightBodyBytes ?? DEFAULT_MAX_INFLIGHT_BODY_BYTES,
+      new BodyBuffers(),
+    ),
     maxAttempts: options.maxAttempts ?? 3,
     log: options.log ?? stderrLog("gateway"),
     flusher: streamFlusherFor(options.streamFlushMs),
