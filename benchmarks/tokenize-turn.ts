@@ -207,8 +207,9 @@ interface Decision {
   workerCpuMs: number;
   /** The event loop's thread's involuntary context switches in the turn. */
   involuntary: number;
-  /** Its runqueue wait between a handoff to the worker and the reply, ms. */
+  /** Its runqueue wait between a handoff to the worker and the reply, and the worker's on-CPU ms meanwhile. */
   handoffWaitMs: number;
+  handoffWorkerCpuMs: number;
 }
 
 /** One scheduling decision for `messages` parsed from JSON; its added latency and longest block. */
@@ -265,6 +266,7 @@ async function decide(
     workerCpuMs: sections.longestWorkerCpuMs,
     involuntary: switched,
     handoffWaitMs: sections.handoffWaitMs,
+    handoffWorkerCpuMs: sections.handoffWorkerCpuMs,
   };
 }
 
@@ -481,6 +483,7 @@ export function tokenizeTurnSchedule(rows: readonly TokenizeTurnRow[]): Record<s
     "control runqueue wait ms": f(s.controlWaitMs),
     "involuntary switches a turn": f(s.involuntary),
     "wait from handoff to reply ms": f(s.handoffWaitMs),
+    "handoffs that waited: wait / worker on-CPU ms": `${s.handoffs.waited}: ${ms(s.handoffs.waitMs)} / ${ms(s.handoffs.workerCpuMs)}`,
     "blocks > 1 ms: on-CPU > 1 ms; wall / wait ms": `${s.over.blocks}: ${s.over.onCpu}; ${ms(s.over.wallMs)} / ${ms(s.over.waitMs)}`,
     "blocks that waited (ms): worker on a CPU then (ms)": `${s.waited.blocks} (${ms(s.waited.waitMs)}): ${s.waited.withWorker} (${ms(s.waited.withWorkerWaitMs)})`,
   }));

@@ -33,6 +33,8 @@ export interface ScheduleRow {
   over: { blocks: number; onCpu: number; wallMs: number; waitMs: number };
   /** Blocks that waited on a runqueue, those during which the worker ran, and their waits in ms. */
   waited: { blocks: number; waitMs: number; withWorker: number; withWorkerWaitMs: number };
+  /** Handoffs after which the loop waited, their waits and the worker's on-CPU ms meanwhile. */
+  handoffs: { waited: number; waitMs: number; workerCpuMs: number };
 }
 
 /** What a turn's readings are (tokenize-turn.ts's `Decision`). */
@@ -42,6 +44,7 @@ export interface TurnSchedule {
   workerCpuMs: number;
   involuntary: number;
   handoffWaitMs: number;
+  handoffWorkerCpuMs: number;
 }
 
 /** Collects a case's readings; `row` summarises them. */
@@ -55,6 +58,7 @@ export class ScheduleTally {
   private readonly switches: number[] = [];
   private readonly over = { blocks: 0, onCpu: 0, wallMs: 0, waitMs: 0 };
   private readonly waited = { blocks: 0, waitMs: 0, withWorker: 0, withWorkerWaitMs: 0 };
+  private readonly handoffs = { waited: 0, waitMs: 0, workerCpuMs: 0 };
 
   /** One turn: its longest block's wall ms and schedule, the worker's on-CPU ms meanwhile, the turn's switches and handoff wait. */
   turn(one: TurnSchedule): void {
@@ -62,6 +66,11 @@ export class ScheduleTally {
     this.blockCpu.push(block.cpuMs);
     this.blockWait.push(block.waitMs);
     this.handoffWait.push(one.handoffWaitMs);
+    if (one.handoffWaitMs >= WAITED_MS) {
+      this.handoffs.waited++;
+      this.handoffs.waitMs += one.handoffWaitMs;
+      this.handoffs.workerCpuMs += one.handoffWorkerCpuMs;
+    }
     this.switches.push(one.involuntary);
     if (blockMs > CEILING_MS) {
       this.over.blocks++;
@@ -95,6 +104,7 @@ export class ScheduleTally {
       involuntary: summary(this.switches),
       over: { ...this.over },
       waited: { ...this.waited },
+      handoffs: { ...this.handoffs },
     };
   }
 }

@@ -38,7 +38,10 @@ export class Sections {
   onLoop = 0;
   /** The event loop's runqueue wait between its sections (from a handoff to the reply), ms. */
   handoffWaitMs = 0;
+  /** The worker's threads' on-CPU ms meanwhile. */
+  handoffWorkerCpuMs = 0;
   private closedSchedule: Schedule | null = null;
+  private closedWorker = NOBODY;
 
   /** Wraps the asynchronous producers of `scheduler` (once). */
   watch(scheduler: Scheduler): void {
@@ -57,6 +60,7 @@ export class Sections {
     this.longest = 0;
     this.onLoop = 0;
     this.handoffWaitMs = 0;
+    this.handoffWorkerCpuMs = 0;
     this.closedSchedule = null;
     this.resume();
   }
@@ -68,6 +72,7 @@ export class Sections {
     const worker = this.worker?.read() ?? NOBODY;
     const section = now - this.resumed;
     this.closedSchedule = schedule;
+    this.closedWorker = worker;
     if (section > this.longest) {
       this.longest = section;
       this.longestAt = [this.resumed, now];
@@ -92,7 +97,8 @@ export class Sections {
     this.resumed = performance.now();
     this.resumedSchedule = this.loop.read();
     this.resumedWorker = this.worker?.read() ?? NOBODY;
-    if (this.closedSchedule)
-      this.handoffWaitMs += scheduleDelta(this.closedSchedule, this.resumedSchedule).waitMs;
+    if (!this.closedSchedule) return;
+    this.handoffWaitMs += scheduleDelta(this.closedSchedule, this.resumedSchedule).waitMs;
+    this.handoffWorkerCpuMs += (this.resumedWorker.cpuNs - this.closedWorker.cpuNs) / 1e6;
   }
 }
