@@ -111,3 +111,22 @@ test("the prompt text is tokenized once, into request.tokens, and an endpoint le
   producer.endpointsChanged([endpoints[1]!]);
   assert.equal(producer.cache.index.stats().holders, 0);
 });
+
+test("started, the producer yields after matching a prompt of 32K tokens or more; not started, it never does", async () => {
+  const producer = instantiate<PrecisePrefixCacheProducer>(definition);
+  const run = (n: number) => producer.produce(makeContext({ model: "m", tokens: tokens(n) }), endpoints);
+  assert.equal(
+    run(40_000),
+    undefined,
+    "the fleet simulator's host starts no plugin and decides synchronously",
+  );
+  await producer.start();
+  try {
+    assert.equal(run(1_000), undefined, "a short prompt goes on at once");
+    const pending = run(40_000);
+    assert.ok(pending instanceof Promise);
+    await pending;
+  } finally {
+    await producer.close();
+  }
+});

@@ -13,17 +13,35 @@ import {
   type PrecisePrefixParams,
   precisePrefixParameters,
 } from "../shared/precise-prefix.ts";
+import { nextTurn, YIELD_TOKENS } from "../shared/next-turn.ts";
 
-/** The producer instance; `cache` holds the index (for tests, benchmarks and the fleet's direct feed). */
+/**
+ * The producer instance; `cache` holds the index (for tests, benchmarks and the fleet's direct
+ * feed). Started by the live host, it yields to the event loop after matching a long prompt, so
+ * the match over its blocks and the decision's speculative marks of as many (a pre-request hook)
+ * are two event-loop blocks, not one.
+ */
 export class PrecisePrefixCacheProducer extends PreciseCachePlugin implements DataProducer {
   readonly type = "precise-prefix-cache-producer";
+  private live = false;
 
   get stateKey(): string {
     return this.cache.stateKey;
   }
 
-  produce(ctx: SchedulingContext, endpoints: readonly Endpoint[]): void {
+  produce(ctx: SchedulingContext, endpoints: readonly Endpoint[]): void | Promise<void> {
     this.cache.produce(ctx, endpoints);
+    if (this.live && (ctx.request.tokens?.length ?? 0) >= YIELD_TOKENS) return nextTurn();
+  }
+
+  override async start(): Promise<void> {
+    await super.start();
+    this.live = true;
+  }
+
+  override async close(): Promise<void> {
+    this.live = false;
+    await super.close();
   }
 }
 

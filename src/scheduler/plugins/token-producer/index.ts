@@ -20,6 +20,7 @@ import type { PluginDefinition } from "../../../plugin/types.ts";
 import { TOKENIZED_PROMPT } from "../../framework/data-keys.ts";
 import type { HostedPlugin, PluginMetric } from "../../framework/hosted.ts";
 import type { DataProducer, SchedulingContext, SchedulingRequest } from "../../framework/types.ts";
+import { nextTurn, YIELD_TOKENS } from "../shared/next-turn.ts";
 import { promptPieces } from "../shared/prompt-pieces.ts";
 
 const parameters = z
@@ -56,19 +57,7 @@ export function tokenizerOf(params: TokenProducerParams): TokenizerName {
   return (model && tokenizerForModel(model)) || "char4";
 }
 
-/**
- * Prompt tokens from which the estimate producer yields to the event loop before the producers
- * after it run: their work grows with the prompt's blocks (a precise match walks each of a 200K-
- * token prompt's ≈ 3,200), so it starts a block of its own.
- */
-const YIELD_TOKENS = 32_768;
-
 const CHAT_PATH = "/v1/chat/completions";
-
-/** Resolves on the event loop's next turn (after the I/O already waiting). */
-function nextTurn(): Promise<void> {
-  return new Promise((resolve) => setImmediate(resolve));
-}
 
 /** Code units of the prompt text, read without decoding a body's byte pieces. */
 function promptUnits(request: SchedulingRequest): number {
@@ -99,7 +88,8 @@ function tokenCacheMetrics(trie: () => MessageTrie | null): PluginMetric[] {
  * rendered text is never flattened nor a large body's prompt decoded for it. Started by the live
  * host, the built-in one keeps each chat's ids per conversation (`Char4Conversations`: a turn
  * encodes only its new text, and the prefix producers keep their keys with the conversation's
- * array) and yields before the producers after it on a long prompt.
+ * array) and yields before the producers after it on a long prompt (their work grows with the
+ * prompt's blocks: a precise match walks each of a 200K-token prompt's ≈ 3,200).
  */
 class EstimateTokenProducer implements DataProducer, HostedPlugin {
   readonly type = "token-producer";
