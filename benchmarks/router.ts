@@ -1,7 +1,7 @@
 /**
  * `npm run bench -- router [--seconds 5] [--warmup 2] [--rates 100,500,1000] [--concurrency 32]
  * [--nice=0] [--prompts unique|same] [--rounds 1] [--cases latency,throughput,large,streams]
- * [--prompt-kb 800] [--large-rate 5] [--streams 128] [--stream-tokens 200]`: what the router adds
+ * [--prompt-kb 800] [--large-rate 5] [--streams 128] [--stream-tokens 200] [--split-tokens 20]`: what the router adds
  * per request and per streamed token. Two zero-latency simulators (so only proxy cost shows) are
  * reached directly, through `llmd router` (default config), through a bare Node.js proxy (the
  * floor any Node proxy pays), through nginx (one process, round-robin, when installed) and through a
@@ -13,8 +13,9 @@
  * every measurement N times with the targets interleaved and prints medians.
  * Prints (a) latency at fixed open-loop rates, (b) closed-loop throughput, (c) latency of large
  * prompts, each with the server process's CPU time per request (from /proc: robust when the
- * machine is shared), (d) CPU time per relayed SSE event over many concurrent streams, and the
- * issue's targets as measured in this run. `--baseline <dir>` adds the `llmd router` of another
+ * machine is shared), (d) CPU time per relayed SSE event over many concurrent streams (and, from a
+ * second run at `--split-tokens` tokens a stream, that CPU split into a part per stream and a part
+ * per token; 0 skips it), and the issue's targets as measured in this run. `--baseline <dir>` adds the `llmd router` of another
  * source tree (an earlier commit, e.g. `git archive <commit> | tar -x -C <dir>` with
  * node_modules linked) as a last target, measured in the same rounds: a before/after in one run.
  * Before any case, every target serves `--jit-warmup` seconds of closed-loop load, untimed: V8
@@ -53,6 +54,7 @@ const { values } = parseArgs({
     "large-rate": { type: "string", default: "5" },
     streams: { type: "string", default: "128" },
     "stream-tokens": { type: "string", default: "200" },
+    "split-tokens": { type: "string", default: "20" },
     baseline: { type: "string" },
     "jit-warmup": { type: "string", default: "15" },
   },
@@ -228,6 +230,8 @@ interface CaseResults {
   throughput?: Measured[];
   large?: Measured[];
   streams?: Measured[];
+  /** The streams' CPU per stream and per token (`--split-tokens`), indexed like the targets. */
+  streamSplit?: StreamSplit[];
 }
 
 /** The issue's targets, each as measured against its bound in this run. */
@@ -289,12 +293,16 @@ function targetsTable(targets: readonly Target[], results: CaseResults): void {
     const nginx = nginxStreams;
     const pipe = streams[targets.findIndex((t) => t.name.startsWith("node net pipe"))];
     const pipeNote = pipe ? `, net pipe ${pipe.cpuUsPerEvent.toFixed(1)}` : "";
+    const split = results.streamSplit;
+    const splitNote = split
+      ? `; per token past the streams' own: ${split[1]?.perToken.toFixed(1)} vs ${split[nginxAt]?.perToken.toFixed(1)}`
+      : "";
     add(
       "CPU/relayed token, router ÷ nginx",
       router.cpuUsPerEvent / nginx.cpuUsPerEvent,
       2,
       "×",
-      `${router.cpuUsPerEvent.toFixed(1)} vs ${nginx.cpuUsPerEvent.toFixed(1)} µs; floor ${floor.cpuUsPerEvent.toFixed(1)}${pipeNote}`,
+      `${router.cpuUsPerEvent.toFixed(1)} vs ${nginx.cpuUsPerEvent.toFixed(1)} µs; floor ${floor.cpuUsPerEvent.toFixed(1)}${pipeNote}${splitNote}`,
     );
   }
   console.log("\nagainst the targets (this run; ratios measured side by side)");
@@ -334,11 +342,38 @@ async function idleCpuMsPerSecond(targets: readonly Target[], seconds: number): 
   return targets.map((t, i) => ((cpuSeconds(t.pid) - (start[i] ?? 0)) * 1000) / seconds);
 }
 
+/** A target's streaming CPU as a part per stream (request, head, end) and a part per relayed token. */
+interface StreamSplit {
+  perStream: number;
+  perToken: number;
+}
+
+/**
+ * Splits CPU per event from two stream lengths: each run's is `perToken + perStream × streams per
+ * event`, two lines in two unknowns. Every event a window counts belongs to a stream it counts
+ * (the load generator's window ends when its streams do), so streams per event is exact.
+ */
+function splitStreams(long: Measured, short: Measured): StreamSplit {
+  const streamsPerEvent = (r: Measured) => (r.requests + r.errors) / Math.max(1, r.events);
+  const perStream =
+    (short.cpuUsPerEvent - long.cpuUsPerEvent) / (streamsPerEvent(short) - streamsPerEvent(long));
+  return { perStream, perToken: long.cpuUsPerEvent - perStream * streamsPerEvent(long) };
+}
+
 /** `--streams` concurrent streams of `--stream-tokens` tokens, back to back: CPU per relayed event. */
-async function streamsTable(targets: Target[], seconds: number, warmup: number): Promise<Measured[]> {
+async function streamsTable(
+  targets: Target[],
+  seconds: number,
+  warmup: number,
+): Promise<{ results: Measured[]; split: StreamSplit[] | undefined }> {
   const concurrency = Number(values.streams);
   const streamTokens = Number(values["stream-tokens"]);
-  const results = await measureAll(targets, { concurrency, seconds, warmupSeconds: warmup, streamTokens });
+  const splitTokens = Number(values["split-tokens"]);
+  const job = { concurrency, seconds, warmupSeconds: warmup };
+  const results = await measureAll(targets, { ...job, streamTokens });
+  const short =
+    splitTokens > 0 ? await measureAll(targets, { ...job, streamTokens: splitTokens }) : undefined;
+  const split = short && results.map((r, i) => splitStreams(r, short[i] as Measured));
   // After the load, so the code is warm (freshly started, the scrapes run in V8's baseline tiers).
   const idle = await idleCpuMsPerSecond(targets, 3);
   const rows = results.map((r, i) => {
@@ -354,13 +389,18 @@ async function streamsTable(targets: Target[], seconds: number, warmup: number):
       "of it kernel": r.sysUsPerEvent.toFixed(1),
       "idle CPU ms/s": (idle[i] ?? 0).toFixed(0),
       "µs/event above idle": (r.cpuUsPerEvent - idleUsPerEvent).toFixed(1),
+      ...(split && {
+        "µs/stream": Math.round(split[i]?.perStream ?? Number.NaN),
+        "µs/token past it": split[i]?.perToken.toFixed(1),
+      }),
     };
   });
+  const splitNote = split ? `; split by a second run of ${splitTokens}-token streams` : "";
   console.log(
-    `\n(d) ${concurrency} concurrent streams of ${streamTokens} tokens (one SSE event each, 20 ms apart), ${seconds} s, ${roundsNote()}`,
+    `\n(d) ${concurrency} concurrent streams of ${streamTokens} tokens (one SSE event each, 20 ms apart), ${seconds} s, ${roundsNote()}${splitNote}`,
   );
   console.table(rows);
-  return results;
+  return { results, split };
 }
 
 /** `--jit-warmup` seconds of closed-loop load on every target, untimed (see the module comment). */
@@ -387,7 +427,11 @@ try {
   if (CASES.has("latency")) results.latency = await latencyTable(targets, seconds, warmup);
   if (CASES.has("throughput")) results.throughput = await throughputTable(targets, seconds, warmup);
   if (CASES.has("large")) results.large = await largePromptTable(targets, seconds, warmup);
-  if (CASES.has("streams")) results.streams = await streamsTable(targets, seconds, warmup);
+  if (CASES.has("streams")) {
+    const { results: streams, split } = await streamsTable(targets, seconds, warmup);
+    results.streams = streams;
+    if (split) results.streamSplit = split;
+  }
   targetsTable(targets, results);
 } finally {
   console.log(`\nload average at end: ${load()}`);
