@@ -3,13 +3,14 @@
  * new inference requests get 503 `rejected-shutting-down` (flow control answers its queued
  * requests the same way), and the requests already accepted, streams included, run to their end
  * for up to the drain timeout. What still runs then is answered with an explicit `shutting_down`
- * error: forwarding requests through the {@link GatewayDrain.signal} (an error body, or an SSE
+ * error: forwarding requests through the {@link GatewayDrain.deadline} (an error body, or an SSE
  * error event once a stream started), any other open request with a 503 body.
  */
 import { setMaxListeners } from "node:events";
 import type { ServerResponse } from "node:http";
 import { LlmdError } from "../api/errors.ts";
 import { OpenResponses } from "../core/open-responses.ts";
+import type { Interrupt } from "./forward.ts";
 import { sendError } from "./respond.ts";
 
 /** The answer to a request that arrives while the gateway drains. */
@@ -28,18 +29,56 @@ function unlimited(signal: AbortSignal): AbortSignal {
   return signal;
 }
 
+/**
+ * The drain timeout as every forwarding request listens to it: a set of handlers, run once with
+ * the `shutting_down` reason. Adding and removing a handler is a Set operation, where a listener
+ * on an AbortSignal is an EventTarget registration (about a microsecond per request).
+ */
+export class DrainDeadline implements Interrupt {
+  private readonly handlers = new Set<() => void>();
+  private passedWith: LlmdError | undefined;
+
+  get aborted(): boolean {
+    return this.passedWith !== undefined;
+  }
+
+  get reason(): LlmdError | undefined {
+    return this.passedWith;
+  }
+
+  /** Runs `handler` once when the deadline passes (never, when it already has: read `aborted`). */
+  addEventListener(_type: "abort", handler: () => void): void {
+    this.handlers.add(handler);
+  }
+
+  removeEventListener(_type: "abort", handler: () => void): void {
+    this.handlers.delete(handler);
+  }
+
+  /** Passes the deadline: every handler runs once, with `reason` readable. */
+  pass(reason: LlmdError): void {
+    if (this.passedWith) return;
+    this.passedWith = reason;
+    const handlers = [...this.handlers];
+    this.handlers.clear();
+    for (const handler of handlers) handler();
+  }
+}
+
 /** See the module comment. One per gateway; `drain` runs at most once. */
 export class GatewayDrain {
   private draining = false;
   private readonly open = new OpenResponses();
-  private readonly deadline = new AbortController();
+  private readonly controller = new AbortController();
   private drained: Promise<DrainOutcome> | undefined;
 
   /**
-   * Aborted at the drain timeout, with a `shutting_down` `LlmdError` as its reason. Every request in
-   * flight listens to it, so it has no listener limit.
+   * Aborted at the drain timeout, with a `shutting_down` `LlmdError` as its reason, for what takes
+   * an AbortSignal (the P/D legs); it has no listener limit.
    */
-  readonly signal: AbortSignal = unlimited(this.deadline.signal);
+  readonly signal: AbortSignal = unlimited(this.controller.signal);
+  /** The same moment and reason for the forwarding requests (see {@link DrainDeadline}). */
+  readonly deadline = new DrainDeadline();
 
   /** True from the start of the drain on. */
   get isDraining(): boolean {
@@ -71,14 +110,17 @@ export class GatewayDrain {
     stopAdmitting();
     if (await this.open.settle(timeoutMs)) return { cutOff: 0 };
     const cutOff = this.open.size;
-    this.deadline.abort(
-      new LlmdError("shutting_down", `the router shut down: its drain timeout (${timeoutMs} ms) passed`),
+    const reason = new LlmdError(
+      "shutting_down",
+      `the router shut down: its drain timeout (${timeoutMs} ms) passed`,
     );
+    this.controller.abort(reason);
+    this.deadline.pass(reason);
     // Forwarding requests answer from the abort within a turn of the event loop; what is left
     // (a body still uploading, a handler between stages) is answered here.
     await new Promise((resolve) => setImmediate(resolve));
     for (const res of this.open) {
-      if (!res.headersSent) sendError(res, this.deadline.signal.reason, { connection: "close" });
+      if (!res.headersSent) sendError(res, reason, { connection: "close" });
     }
     return { cutOff };
   }

@@ -55,13 +55,24 @@ export interface ForwardRequest {
    * `LlmdError`: 429 `evicted`, 503 `shutting_down`) answers the client: as an error body, or as an
    * SSE error event once a stream started.
    */
-  signal?: AbortSignal | undefined;
+  signal?: Interrupt | undefined;
   /**
    * Coalesces a stream's chunks after the first (the gateway's `streamFlushMs`). At 0 ms (or absent)
    * the HTTP/1.1 client's reads decide: each read's chunks are written at its end; through undici
    * an absent flusher writes each chunk through.
    */
   flusher?: StreamFlusher | undefined;
+}
+
+/**
+ * What a forward listens to for being cut off: an AbortSignal, or anything with its `abort` event
+ * (the drain's deadline), fired at most once.
+ */
+export interface Interrupt {
+  readonly aborted: boolean;
+  readonly reason: unknown;
+  addEventListener(type: "abort", listener: () => void, options: { once: true }): void;
+  removeEventListener(type: "abort", listener: () => void): void;
 }
 
 /** Coalesced stream bytes that are written at once rather than at the flusher's next tick. */

@@ -191,7 +191,7 @@ class RequestFlow {
   /**
    * Aborted (reason: 429 `evicted`) when flow control evicts this request, or with the drain's
    * `shutting_down` when the drain timeout passes. Only a queueing admission (flow control)
-   * evicts, so legacy admission's hot path allocates none and forwards under the drain's signal.
+   * evicts, so legacy admission's hot path allocates none and forwards under the drain's deadline.
    */
   private readonly eviction: AbortController | undefined;
 
@@ -331,7 +331,7 @@ class RequestFlow {
       endpointKey: key,
       onFirstByte: RequestFlow.firstByteHook(this, placement),
       responseHeaders: prefillKey ? withPrefillServedBy(responseHeaders, prefillKey) : responseHeaders,
-      signal: this.eviction?.signal ?? this.deps.drain.signal,
+      signal: this.eviction?.signal ?? this.deps.drain.deadline,
       flusher: this.deps.flusher,
     };
     pool.noteDispatched(key);
@@ -344,6 +344,7 @@ class RequestFlow {
       ...request,
       body: { ...this.request.body, model: this.request.model },
       headers: withPluginHeaders(this.headers, withoutPrefiller(pluginHeaders)),
+      signal: this.eviction?.signal ?? this.deps.drain.signal,
       prefillHostPort: prefiller,
       prefill: upstreams.forOrigin(`http://${prefiller}`),
       decode,

@@ -18,7 +18,9 @@ import { sendError } from "./respond.ts";
 import type { ClientSink } from "./types.ts";
 
 /** One request to run as two legs from the gateway. */
-export interface TwoLegForwardRequest extends Omit<ForwardRequest, "body" | "headers"> {
+export interface TwoLegForwardRequest extends Omit<ForwardRequest, "body" | "headers" | "signal"> {
+  /** As {@link ForwardRequest.signal}; an AbortSignal, which both legs follow. */
+  signal?: AbortSignal | undefined;
   /** The client's body (the model already resolved). */
   body: JsonBody;
   /** Headers for both legs (hop-by-hop and P/D headers removed). */
