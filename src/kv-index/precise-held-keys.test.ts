@@ -1,8 +1,11 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import { type ChatMessageLike, renderChat } from "../api/prompt.ts";
+import { Char4Conversations } from "../tokenizer/char4-conversations.ts";
 import { isAppendOnly } from "../tokenizer/conversation-ids.ts";
 import { IncrementalEncoder } from "../tokenizer/incremental.ts";
 import { randomFrom, randomTurns } from "../tokenizer/testing.ts";
+import { CharChunkTokenizer } from "../tokenizer/tokenizer.ts";
 import { WorkerEncoder } from "../tokenizer/worker-encoder.ts";
 import { type IndexKvEvent, PreciseIndex } from "./precise-index.ts";
 import { RequestKeyHasher } from "./request-keys.ts";
@@ -32,12 +35,17 @@ function stored(
 }
 
 /**
- * For 16- and 64-token blocks, a seeded walk of 120 turns through `encoder` (on its worker when
- * `onWorker`): held request keys equal keys from scratch, and matches are those of plain copies.
+ * For 16- and 64-token blocks, a seeded walk of 120 turns through `encode` (`encoder`'s, whose
+ * cache must stay in budget): held request keys equal keys from scratch, and matches are those of
+ * plain copies.
  */
-async function walk(encoder: IncrementalEncoder, onWorker: boolean): Promise<void> {
+async function walk(
+  encoder: { readonly trie: { readonly bytes: number } },
+  encode: (messages: ChatMessageLike[]) => Uint32Array | Promise<Uint32Array>,
+  indexBytes = 6_000,
+): Promise<void> {
   for (const blockSizeTokens of [16, 64]) {
-    const options = { blockSizeTokens, maxBytes: 6_000, speculativeTtlMs: 5 };
+    const options = { blockSizeTokens, maxBytes: indexBytes, speculativeTtlMs: 5 };
     // The same operations on two indexes: one given the conversations' append-only views, one plain copies.
     const held = new PreciseIndex(options);
     const plain = new PreciseIndex(options);
@@ -46,7 +54,7 @@ async function walk(encoder: IncrementalEncoder, onWorker: boolean): Promise<voi
     const nextTurn = randomTurns(random);
     for (let turn = 0; turn < 120; turn++) {
       const next = nextTurn();
-      const tokens = onWorker ? await encoder.encodeChat(next) : encoder.encodeChatHere(next);
+      const tokens = await encode(next);
       assert.ok(isAppendOnly(tokens), "a view of the conversation's array: the held path");
       const copy = Uint32Array.from(tokens);
       const model = MODELS[random(MODELS.length)]!;
@@ -90,7 +98,18 @@ async function walk(encoder: IncrementalEncoder, onWorker: boolean): Promise<voi
 }
 
 test("held request keys equal keys from scratch, and matches are those of the same prompts as plain arrays, across continued turns, forks, edits and evictions", async () => {
-  await walk(new IncrementalEncoder("llama3.1", 24 * 1024), false);
+  const encoder = new IncrementalEncoder("llama3.1", 24 * 1024);
+  await walk(encoder, (messages) => encoder.encodeChatHere(messages));
+});
+
+test("the same for the stand-in's held conversations (Char4Conversations)", async () => {
+  const conversations = new Char4Conversations(new CharChunkTokenizer(), 24 * 1024);
+  // A smaller index, so that this walk's index evicts too.
+  await walk(
+    conversations,
+    (messages) => conversations.encodeChat(messages, renderChat(messages).length)!,
+    2_000,
+  );
 });
 
 test("the same through the encode worker, which builds the forks', outgrown and new conversations' arrays", async () => {
@@ -98,7 +117,7 @@ test("the same through the encode worker, which builds the forks', outgrown and 
   const worker = new WorkerEncoder("llama3.1");
   encoder.useWorker(worker);
   try {
-    await walk(encoder, true);
+    await walk(encoder, (messages) => encoder.encodeChat(messages));
   } finally {
     await worker.close();
   }
