@@ -38,7 +38,7 @@ const parameters = z
       .optional(),
     /** llmd: the tokenizer by registry name (default: the `vllm` model's, else `char4`, the estimate). */
     tokenizer: z.enum(TOKENIZER_NAMES).optional(),
-    /** llmd: byte budget of the held conversations' messages and their ids (real tokenizers). */
+    /** llmd: byte budget of the held conversations' messages and their ids (a real tokenizer's; the estimate's once started). */
     cacheBytes: z
       .number()
       .int()
