@@ -116,9 +116,17 @@ class ClientGone extends Error {
 
 /** Forwards `req` through `upstream`, writing the answer to `res`. Never rejects. */
 export function forward(upstream: Upstream, req: ForwardRequest, res: ClientSink): Promise<ForwardOutcome> {
-  return new Promise((resolve) => {
-    new ForwardHandler(req, res, resolve).start(upstream);
-  });
+  return new Promise((resolve) => forwardThen(upstream, req, res, resolve));
+}
+
+/** {@link forward} without a promise: `done` gets the outcome once, from the upstream's events. */
+export function forwardThen(
+  upstream: Upstream,
+  req: ForwardRequest,
+  res: ClientSink,
+  done: (outcome: ForwardOutcome) => void,
+): void {
+  new ForwardHandler(req, res, done).start(upstream);
 }
 
 class ForwardHandler implements Dispatcher.DispatchHandler, ResponseHandler, Flushable {

@@ -20,7 +20,7 @@ import type { ResponseUsage, SchedulingContext, SchedulingRequest } from "../sch
 import type { GatewayAdmission, Lease } from "./admission.ts";
 import { type BodyBudget, closesConnection, readBody } from "../api/request-body.ts";
 import type { GatewayDrain } from "./drain.ts";
-import { type ForwardOutcome, type ForwardRequest, forward } from "./forward.ts";
+import { type ForwardOutcome, type ForwardRequest, forwardThen } from "./forward.ts";
 import { upstreamRequestHeaders, withPluginHeaders } from "./headers.ts";
 import type { InflightTracker } from "./inflight.ts";
 import {
@@ -180,7 +180,14 @@ function upstreamBody(request: SchedulingRequest, raw: Buffer): Buffer {
   return Buffer.from(JSON.stringify({ ...request.body, model: request.model }));
 }
 
-/** State of one admitted request across its attempts. */
+/** What an attempt came to: "done", an error to answer with, or the key of the unreachable endpoint. */
+type Step = "done" | LlmdError | string;
+
+/**
+ * State of one admitted request across its attempts. The common request runs from admission to the
+ * upstream write in one call and on from the upstream's events through callbacks, not a chain of
+ * awaits: nothing suspended is held per request while it waits for its answer but this object.
+ */
 class RequestFlow {
   private readonly startedAt: number;
   private firstByteAt: number | undefined;
@@ -194,6 +201,21 @@ class RequestFlow {
    * evicts, so legacy admission's hot path allocates none and forwards under the drain's deadline.
    */
   private readonly eviction: AbortController | undefined;
+  /** The eviction's listener on the drain's signal (queueing admission only). */
+  private cutOff: (() => void) | undefined;
+  /** The attempt in flight, and how many were made before it. */
+  private placement: Placement | undefined;
+  private attemptsMade = 0;
+  /** `run`'s promise: settled once the request is answered and accounted for, or on a bug. */
+  private finished!: () => void;
+  private broke!: (error: unknown) => void;
+  /**
+   * The attempt's callbacks, assigned here rather than as arrow-function fields: tsx builds with
+   * esbuild's `keepNames`, which renames a field's closure when it is made (an
+   * `Object.defineProperty` per request each), and an assigned one has no name to keep.
+   */
+  private readonly onFirstByte: () => void;
+  private readonly onOutcome: (outcome: ForwardOutcome | PrefillUnreachable) => void;
 
   constructor(
     private readonly deps: InferenceDeps,
@@ -206,37 +228,116 @@ class RequestFlow {
     this.headers = upstreamRequestHeaders(request.headers, request.requestId, body.length);
     this.streaming = request.body.stream === true;
     this.eviction = deps.admission.queues ? new AbortController() : undefined;
-  }
-
-  async run(candidates: readonly Endpoint[]): Promise<void> {
-    this.deps.metrics.requestStarted(this.series);
-    const cutOff = this.eviction && this.followDrain(this.eviction);
-    const admitting = this.eviction
-      ? this.admitQueued(this.eviction, candidates)
-      : this.deps.admission.admit(this.request, candidates, undefined, NEVER_EVICTED);
-    const admitted = admitting instanceof Promise ? await admitting : admitting;
-    if (admitted instanceof LlmdError) this.fail(admitted);
-    else {
-      this.lease = admitted;
-      // Time spent queued may have changed the pool.
-      const { admission, pool } = this.deps;
-      await this.attempts(admission.queues ? pool.candidates(this.request.model) : candidates);
-      admitted.release(this.usage);
-    }
-    if (cutOff) this.deps.drain.signal.removeEventListener("abort", cutOff);
-    this.deps.metrics.requestEnded(this.series, this.elapsed(), this.ttft(), this.streaming);
-  }
-
-  /**
-   * The attempt's first-byte hook. Made by a function that returns it: tsx (which runs the router)
-   * builds with esbuild's `keepNames`, which renames every closure bound to a name when it is
-   * created (an `Object.defineProperty`, ~0.5 µs each), and a returned closure has no name to keep.
-   */
-  private static firstByteHook(flow: RequestFlow, placement: Placement): () => void {
-    return () => {
-      flow.firstByteAt = performance.now();
-      flow.deps.lifecycle.firstToken(placement);
+    this.onFirstByte = () => {
+      this.firstByteAt = performance.now();
+      if (this.placement) this.deps.lifecycle.firstToken(this.placement);
     };
+    this.onOutcome = (outcome) => {
+      try {
+        this.attempted(outcome);
+      } catch (error) {
+        this.broke(error);
+      }
+    };
+  }
+
+  /** Admission, then attempts until one is done; resolves once the request is accounted for. */
+  run(candidates: readonly Endpoint[]): Promise<void> {
+    return new Promise((resolve, reject) => {
+      this.finished = resolve;
+      this.broke = reject;
+      this.deps.metrics.requestStarted(this.series);
+      this.cutOff = this.eviction && this.followDrain(this.eviction);
+      const admitting = this.eviction
+        ? this.admitQueued(this.eviction, candidates)
+        : this.deps.admission.admit(this.request, candidates, undefined, NEVER_EVICTED);
+      if (admitting instanceof Promise)
+        admitting.then((admitted) => this.admitted(admitted, candidates)).catch(reject);
+      else this.admitted(admitting, candidates);
+    });
+  }
+
+  private admitted(admitted: Lease | LlmdError, candidates: readonly Endpoint[]): void {
+    if (admitted instanceof LlmdError) {
+      this.fail(admitted);
+      this.end();
+      return;
+    }
+    this.lease = admitted;
+    // Time spent queued may have changed the pool.
+    const { admission, pool } = this.deps;
+    const endpoints = admission.queues ? pool.candidates(this.request.model) : candidates;
+    if (endpoints.length > 0) this.attempt(endpoints);
+    else this.attemptsEnded(noEndpoints(this.request.model));
+  }
+
+  /** One scheduling + dispatch attempt over `endpoints` (not empty); `attempted` takes its outcome. */
+  private attempt(endpoints: readonly Endpoint[]): void {
+    const placed = this.deps.lifecycle.place(this.request, endpoints);
+    if (placed instanceof Promise)
+      placed.then((placement) => this.dispatchPlaced(placement)).catch(this.broke);
+    else this.dispatchPlaced(placed);
+  }
+
+  private dispatchPlaced(placement: Placement | LlmdError): void {
+    if (placement instanceof LlmdError) {
+      this.attemptsEnded(placement);
+      return;
+    }
+    this.placement = placement;
+    const key = placement.target.metadata.key;
+    this.deps.inflight.add(key);
+    try {
+      this.dispatch(placement);
+    } catch (error) {
+      this.deps.inflight.remove(key);
+      throw error;
+    }
+  }
+
+  /** The attempt's outcome: the request is done, failed, or tried again elsewhere. */
+  private attempted(outcome: ForwardOutcome | PrefillUnreachable): void {
+    const placement = this.placement as Placement;
+    this.deps.inflight.remove(placement.target.metadata.key);
+    const step = this.stepOf(placement, outcome);
+    if (step === "done" || step instanceof LlmdError) {
+      this.attemptsEnded(step === "done" ? undefined : step);
+      return;
+    }
+    const endpoints = this.deps.pool.candidates(this.request.model).filter((e) => e.metadata.key !== step);
+    this.attemptsMade++;
+    if (this.attemptsMade < this.deps.maxAttempts && endpoints.length > 0) this.attempt(endpoints);
+    else this.attemptsEnded(noEndpoints(this.request.model));
+  }
+
+  private stepOf(placement: Placement, outcome: ForwardOutcome | PrefillUnreachable): Step {
+    const { lifecycle, pool } = this.deps;
+    if (outcome.kind === "prefill-unreachable") return this.prefillGone(placement, outcome);
+    const target = placement.target;
+    if (outcome.kind === "unreachable") {
+      lifecycle.complete(placement, "error", undefined);
+      if (outcome.draining && pool.markDraining) pool.markDraining(target.metadata.key);
+      else pool.markFailed(target.metadata.key);
+      return target.metadata.key;
+    }
+    lifecycle.complete(placement, outcome.cause, outcome.usage);
+    if (outcome.failure) this.deps.log("warn", `request ${this.request.requestId}: ${outcome.failure}`);
+    this.usage = outcome.usage;
+    this.record(outcome);
+    return "done";
+  }
+
+  /** No attempt is left to make: answers `failure` if any, releases the admission lease. */
+  private attemptsEnded(failure: LlmdError | undefined): void {
+    if (failure) this.fail(failure);
+    this.lease?.release(this.usage);
+    this.end();
+  }
+
+  private end(): void {
+    if (this.cutOff) this.deps.drain.signal.removeEventListener("abort", this.cutOff);
+    this.deps.metrics.requestEnded(this.series, this.elapsed(), this.ttft(), this.streaming);
+    this.finished();
   }
 
   /** Aborts `eviction` with the drain's reason when the drain timeout passes; returns the listener. */
@@ -265,55 +366,12 @@ class RequestFlow {
     }
   }
 
-  private async attempts(candidates: readonly Endpoint[]): Promise<void> {
-    let endpoints = candidates;
-    let failure: LlmdError | undefined = endpoints.length === 0 ? noEndpoints(this.request.model) : undefined;
-    for (let attempt = 0; attempt < this.deps.maxAttempts && endpoints.length > 0; attempt++) {
-      const step = await this.attempt(endpoints);
-      if (step === "done") break;
-      if (step instanceof LlmdError) {
-        failure = step;
-        break;
-      }
-      endpoints = this.deps.pool.candidates(this.request.model).filter((e) => e.metadata.key !== step);
-      failure = noEndpoints(this.request.model);
-    }
-    if (failure) this.fail(failure);
-  }
-
-  /** One scheduling + dispatch attempt: "done", an error to answer with, or the unreachable key. */
-  private async attempt(endpoints: readonly Endpoint[]): Promise<"done" | LlmdError | string> {
-    const { lifecycle, inflight } = this.deps;
-    const placed = lifecycle.place(this.request, endpoints);
-    const placement = placed instanceof Promise ? await placed : placed;
-    if (placement instanceof LlmdError) return placement;
-    const target = placement.target;
-    inflight.add(target.metadata.key);
-    let outcome: ForwardOutcome | PrefillUnreachable;
-    try {
-      outcome = await this.dispatch(placement);
-    } finally {
-      inflight.remove(target.metadata.key);
-    }
-    if (outcome.kind === "prefill-unreachable") return this.prefillGone(placement, outcome);
-    if (outcome.kind === "unreachable") {
-      lifecycle.complete(placement, "error", undefined);
-      if (outcome.draining && this.deps.pool.markDraining) this.deps.pool.markDraining(target.metadata.key);
-      else this.deps.pool.markFailed(target.metadata.key);
-      return target.metadata.key;
-    }
-    lifecycle.complete(placement, outcome.cause, outcome.usage);
-    if (outcome.failure) this.deps.log("warn", `request ${this.request.requestId}: ${outcome.failure}`);
-    this.usage = outcome.usage;
-    this.record(outcome);
-    return "done";
-  }
-
   /**
    * Forwards to `target` with the headers PreRequest plugins left in `ctx.state` (llm-d's
-   * contract); a P/D request with `pd.legs: "router"` runs its two legs from here.
+   * contract); a P/D request with `pd.legs: "router"` runs its two legs from here. The outcome
+   * goes to `onOutcome`.
    */
-  private dispatch(placement: Placement): Promise<ForwardOutcome | PrefillUnreachable> {
+  private dispatch(placement: Placement): void {
     const { pool, upstreams, pd } = this.deps;
     const { ctx, target } = placement;
     const key = target.metadata.key;
@@ -329,7 +387,7 @@ class RequestFlow {
       body: this.body,
       requestId: this.request.requestId,
       endpointKey: key,
-      onFirstByte: RequestFlow.firstByteHook(this, placement),
+      onFirstByte: this.onFirstByte,
       responseHeaders: prefillKey ? withPrefillServedBy(responseHeaders, prefillKey) : responseHeaders,
       signal: this.eviction?.signal ?? this.deps.drain.deadline,
       flusher: this.deps.flusher,
@@ -339,7 +397,10 @@ class RequestFlow {
     if (prefillKey) pool.noteDispatched(prefillKey);
     this.lease?.placed(key);
     const decode = upstreams.get(target.metadata);
-    if (!prefiller || !pluginHeaders || pd.legs !== "router") return forward(decode, request, this.res);
+    if (!prefiller || !pluginHeaders || pd.legs !== "router") {
+      forwardThen(decode, request, this.res, this.onOutcome);
+      return;
+    }
     const legs = {
       ...request,
       body: { ...this.request.body, model: this.request.model },
@@ -350,7 +411,7 @@ class RequestFlow {
       decode,
       retry: pd.retry,
     };
-    return forwardTwoLegs(legs, this.res);
+    forwardTwoLegs(legs, this.res).then(this.onOutcome, this.broke);
   }
 
   /**
