@@ -14,6 +14,7 @@ const BASELINE = fileURLToPath(new URL("../..", import.meta.url));
 const ARGS = [
   ...["--seconds", "0.4", "--warmup", "0.2", "--rates", "50", "--concurrency", "2"],
   ...["--prompt-kb", "16", "--large-rate", "10", "--streams", "2", "--stream-tokens", "3"],
+  ...["--split-tokens", "1"],
   ...["--baseline", BASELINE, "--jit-warmup", "0.2"],
 ];
 
@@ -39,7 +40,8 @@ describe("bench router (smoke)", () => {
     assert.match(out, /\(a\) open loop at fixed rates/);
     assert.match(out, /\(b\) closed loop, 2 concurrent/);
     assert.match(out, /\(c\) 16 KB prompts, open loop at 10 req\/s/);
-    assert.match(out, /\(d\) 2 concurrent streams of 3 tokens/);
+    assert.match(out, /\(d\) 2 concurrent streams of 3 tokens.*split by a second run of 1-token streams/);
+    assert.match(out, /µs\/stream\s+│ µs\/token past it/);
     assert.match(out, /against the targets/);
     const rows = openLoopRows(out);
     const names = rows.map(([name]) => name);
