@@ -52,13 +52,24 @@ export function renderChatParts<P extends TextPiece = string>(
 ): (P | string)[] {
   const parts: (P | string)[] = [];
   for (const m of messages) {
-    parts.push(`<|${m.role}|>\n`);
+    parts.push(chatHeader(m.role));
     pushContentTexts(m.content, piece, parts);
-    parts.push("\n");
+    parts.push(CHAT_MESSAGE_END);
   }
-  parts.push("<|assistant|>\n");
+  parts.push(CHAT_GENERATION_PROMPT);
   return parts;
 }
+
+/** What `renderChat` writes before a message's text. */
+export function chatHeader(role: string): string {
+  return `<|${role}|>\n`;
+}
+
+/** What `renderChat` writes after a message's text. */
+export const CHAT_MESSAGE_END = "\n";
+
+/** What `renderChat` writes after the last message: the generation prompt. */
+export const CHAT_GENERATION_PROMPT = chatHeader("assistant");
 
 /** Prompt text for a chat request: the concatenation of `renderChatParts`. */
 export function renderChat(messages: readonly ChatMessageLike[]): string {

@@ -12,31 +12,32 @@
  * a fork, or a turn after a prompt whose last chunk was short (it is short unless the prompt ends
  * on a chunk boundary: the next turn's chunk there is whole).
  */
-import type { ChatMessageLike } from "../api/prompt.ts";
+import { CHAT_GENERATION_PROMPT, CHAT_MESSAGE_END, type ChatMessageLike, chatHeader } from "../api/prompt.ts";
 import { type MessageText, messageTexts } from "./chat.ts";
 import { ConversationIds } from "./conversation-ids.ts";
 import { type HeldIds, MessageTrie } from "./message-trie.ts";
 import { CHARS_PER_TOKEN, type CharChunkTokenizer } from "./tokenizer.ts";
 
-/** `renderChat`'s generation prompt, after the last message. */
-const GENERATION_PROMPT = "<|assistant|>\n";
+/** Code units `renderChat` writes around a message besides its role and text. */
+const FRAME_UNITS = chatHeader("").length + CHAT_MESSAGE_END.length;
 
-/** `renderChat`'s header of a message. */
-function header(m: MessageText): string {
-  return `<|${m.role}|>\n`;
-}
-
-/** Code units of message `m` in `renderChat`'s text: its header, its text and a newline. */
+/** Code units of message `m` in `renderChat`'s text: its header, its text and its end. */
 function renderedUnits(m: MessageText): number {
-  return m.role.length + m.text.length + 6;
+  return m.role.length + m.text.length + FRAME_UNITS;
 }
 
 /** The last `n` code units (fewer than all) of message `m` as `renderChat` renders it. */
 function lastUnits(m: MessageText, n: number): string {
-  if (n === 0) return "";
-  const fromText = Math.min(n - 1, m.text.length);
-  const head = header(m);
-  return `${head.slice(head.length - (n - 1 - fromText))}${m.text.slice(m.text.length - fromText)}\n`;
+  let units = "";
+  let left = n;
+  // From the end, piece by piece: the message's text is never copied whole.
+  for (const piece of [CHAT_MESSAGE_END, m.text, chatHeader(m.role)]) {
+    if (left === 0) break;
+    const take = Math.min(left, piece.length);
+    units = piece.slice(piece.length - take) + units;
+    left -= take;
+  }
+  return units;
 }
 
 /** Chat prompts to stand-in ids, encoding only the text after the held messages' last whole chunk. */
@@ -57,7 +58,7 @@ export class Char4Conversations {
    */
   encodeChat(messages: readonly ChatMessageLike[], units: number): Uint32Array | null {
     const all = messageTexts(messages);
-    let total = GENERATION_PROMPT.length;
+    let total = CHAT_GENERATION_PROMPT.length;
     for (const m of all) total += renderedUnits(m);
     if (total !== units) return null;
     const path = this.trie.match(all);
@@ -67,8 +68,8 @@ export class Char4Conversations {
     const whole = Math.floor(held / CHARS_PER_TOKEN);
     const fresh = all.slice(path.length);
     const pieces = [lastUnits(base, held - whole * CHARS_PER_TOKEN)];
-    for (const m of fresh) pieces.push(header(m), m.text, "\n");
-    pieces.push(GENERATION_PROMPT);
+    for (const m of fresh) pieces.push(chatHeader(m.role), m.text, CHAT_MESSAGE_END);
+    pieces.push(CHAT_GENERATION_PROMPT);
     const tail = this.tokenizer.encodeText(pieces);
     let array = base.ids;
     let end = array.append(whole, [tail]);
