@@ -13,7 +13,7 @@ import {
   type PrecisePrefixParams,
   precisePrefixParameters,
 } from "../shared/precise-prefix.ts";
-import { nextTurn, YIELD_TOKENS } from "../shared/next-turn.ts";
+import { yieldAfter } from "../shared/next-turn.ts";
 
 /**
  * The producer instance; `cache` holds the index (for tests, benchmarks and the fleet's direct
@@ -31,7 +31,7 @@ export class PrecisePrefixCacheProducer extends PreciseCachePlugin implements Da
 
   produce(ctx: SchedulingContext, endpoints: readonly Endpoint[]): void | Promise<void> {
     this.cache.produce(ctx, endpoints);
-    if (this.live && (ctx.request.tokens?.length ?? 0) >= YIELD_TOKENS) return nextTurn();
+    if (this.live) return yieldAfter(ctx.request.tokens);
   }
 
   override async start(): Promise<void> {

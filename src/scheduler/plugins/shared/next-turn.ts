@@ -5,9 +5,13 @@
  */
 
 /** Prompt tokens from which a started producer yields after its work (≈ 500 blocks of 64). */
-export const YIELD_TOKENS = 32_768;
+const YIELD_TOKENS = 32_768;
 
-/** Resolves on the event loop's next turn (after the I/O already waiting). */
-export function nextTurn(): Promise<void> {
+/**
+ * What a started producer returns after its work on a prompt of `tokens`: a promise of the event
+ * loop's next turn (after the I/O already waiting) when the prompt is long, else nothing.
+ */
+export function yieldAfter(tokens: Uint32Array | undefined): Promise<void> | undefined {
+  if ((tokens?.length ?? 0) < YIELD_TOKENS) return undefined;
   return new Promise((resolve) => setImmediate(resolve));
 }

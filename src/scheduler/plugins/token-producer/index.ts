@@ -20,7 +20,7 @@ import type { PluginDefinition } from "../../../plugin/types.ts";
 import { TOKENIZED_PROMPT } from "../../framework/data-keys.ts";
 import type { HostedPlugin, PluginMetric } from "../../framework/hosted.ts";
 import type { DataProducer, SchedulingContext, SchedulingRequest } from "../../framework/types.ts";
-import { nextTurn, YIELD_TOKENS } from "../shared/next-turn.ts";
+import { yieldAfter } from "../shared/next-turn.ts";
 import { promptPieces } from "../shared/prompt-pieces.ts";
 
 const parameters = z
@@ -108,7 +108,7 @@ class EstimateTokenProducer implements DataProducer, HostedPlugin {
     const held = this.heldChat(request);
     if (held) {
       request.tokens = held;
-      return held.length >= YIELD_TOKENS ? nextTurn() : undefined;
+      return yieldAfter(held);
     }
     request.tokens =
       this.tokenizer instanceof CharChunkTokenizer
