@@ -73,17 +73,16 @@ export function scheduleDelta(from: Schedule, to: Schedule): ScheduleDelta {
   };
 }
 
-/** The calling thread's involuntary context switches so far (`nonvoluntary_ctxt_switches`). */
+/**
+ * The calling thread's involuntary context switches so far (`nonvoluntary_ctxt_switches`), its
+ * file open for the process's life.
+ */
 export class InvoluntarySwitches {
   private readonly fd = openSync("/proc/thread-self/status", "r");
 
   read(): number {
     const match = /nonvoluntary_ctxt_switches:\s*(\d+)/.exec(readText(this.fd));
     return Number(match?.[1] ?? 0);
-  }
-
-  close(): void {
-    closeSync(this.fd);
   }
 }
 
