@@ -20,10 +20,16 @@ const CHAT_PATH = "/v1/chat/completions";
  */
 export function promptPieces(request: SchedulingRequest): string | readonly TextPiece[] {
   if (request.promptParts) return request.promptParts;
-  const messages = request.body.messages;
-  if (request.path !== CHAT_PATH || !Array.isArray(messages)) return request.promptText;
-  const parts = renderChatParts(messages as ChatMessageLike[]);
+  const messages = chatMessages(request);
+  if (!messages) return request.promptText;
+  const parts = renderChatParts(messages);
   return textLength(parts) === request.promptText.length ? parts : request.promptText;
+}
+
+/** A chat request's messages (whose `renderChat` its prompt text may be), else null. */
+export function chatMessages(request: SchedulingRequest): ChatMessageLike[] | null {
+  const messages = request.body.messages;
+  return request.path === CHAT_PATH && Array.isArray(messages) ? (messages as ChatMessageLike[]) : null;
 }
 
 /**

@@ -21,7 +21,7 @@ import { TOKENIZED_PROMPT } from "../../framework/data-keys.ts";
 import type { HostedPlugin, PluginMetric } from "../../framework/hosted.ts";
 import type { DataProducer, SchedulingContext, SchedulingRequest } from "../../framework/types.ts";
 import { yieldAfter } from "../shared/next-turn.ts";
-import { promptPieces } from "../shared/prompt-pieces.ts";
+import { chatMessages, promptPieces } from "../shared/prompt-pieces.ts";
 
 const parameters = z
   .strictObject({
@@ -56,8 +56,6 @@ export function tokenizerOf(params: TokenProducerParams): TokenizerName {
   const model = params.vllm ? params.modelName : undefined;
   return (model && tokenizerForModel(model)) || "char4";
 }
-
-const CHAT_PATH = "/v1/chat/completions";
 
 /** Code units of the prompt text, read without decoding a body's byte pieces. */
 function promptUnits(request: SchedulingRequest): number {
@@ -118,9 +116,9 @@ class EstimateTokenProducer implements DataProducer, HostedPlugin {
 
   /** A chat's ids from the held conversations, or null (not started, not a chat, rendered otherwise). */
   private heldChat(request: SchedulingRequest): Uint32Array | null {
-    const messages = request.body.messages;
-    if (!this.conversations || request.path !== CHAT_PATH || !Array.isArray(messages)) return null;
-    return this.conversations.encodeChat(messages as ChatMessageLike[], promptUnits(request));
+    const messages = chatMessages(request);
+    if (!this.conversations || !messages) return null;
+    return this.conversations.encodeChat(messages, promptUnits(request));
   }
 
   async start(): Promise<void> {
