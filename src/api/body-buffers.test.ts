@@ -3,20 +3,16 @@ import { once } from "node:events";
 import { createServer, request } from "node:http";
 import type { AddressInfo } from "node:net";
 import { test } from "node:test";
-import { setTimeout as sleep } from "node:timers/promises";
 import { BodyBuffers } from "./body-buffers.ts";
 import { BodyBudget, readBody } from "./request-body.ts";
 
 const KB = 1024;
-const nextTimer = () => sleep(0);
 
-test("a buffer given back is reused for the next body of its size class", async () => {
+test("a buffer given back is reused for the next body of its size class", () => {
   const buffers = new BodyBuffers();
   const first = buffers.take(800 * KB);
   assert.equal(first.length, 800 * KB);
   buffers.give(first);
-  assert.notEqual(buffers.take(900 * KB).buffer, first.buffer, "not before the give's timer ran");
-  await nextTimer();
   assert.equal(buffers.idleBytes, 1024 * KB);
   const reused = buffers.take(700 * KB);
   assert.equal(reused.buffer, first.buffer);
@@ -24,23 +20,37 @@ test("a buffer given back is reused for the next body of its size class", async 
   assert.equal(buffers.idleBytes, 0);
 });
 
-test("a zero-delay timer set before a give runs while the given buffer still holds its body", async () => {
+test("a lease's buffer is reused only after its release and once every hold on it is done", () => {
   const buffers = new BodyBuffers();
-  const body = buffers.take(100 * KB);
-  let takenMeanwhile: Buffer | undefined;
-  // A request's deferred work (the prefix producer's whole-prompt hash), set at dispatch.
-  setTimeout(() => {
-    takenMeanwhile = buffers.take(100 * KB);
-  }, 0);
-  buffers.give(body);
-  await nextTimer();
-  await nextTimer();
-  assert.ok(takenMeanwhile);
-  assert.notEqual(takenMeanwhile.buffer, body.buffer);
+  const budget = new BodyBudget(16 * 1024 * KB, buffers);
+  const lease = budget.lease();
+  const body = lease.receiveBuffer(100 * KB);
+  // The approximate prefix producer's deferred whole-prompt hash, taken at dispatch.
+  const hashed = lease.hold();
+  const logged = lease.hold();
+  lease.release();
+  assert.equal(budget.heldBytes, 0, "the budget's share is given back at once");
+  assert.notEqual(buffers.take(100 * KB).buffer, body.buffer, "held: not handed out");
+  hashed();
+  hashed();
+  assert.notEqual(buffers.take(100 * KB).buffer, body.buffer, "one hold left");
+  logged();
+  assert.equal(buffers.take(100 * KB).buffer, body.buffer);
+  lease.release();
+  assert.equal(buffers.idleBytes, 0, "given back once");
+});
+
+test("a hold ended before the release leaves the buffer to the release", () => {
+  const buffers = new BodyBuffers();
+  const lease = new BodyBudget(16 * 1024 * KB, buffers).lease();
+  const body = lease.receiveBuffer(100 * KB);
+  lease.hold()();
+  assert.notEqual(buffers.take(100 * KB).buffer, body.buffer, "not released: still the request's");
+  lease.release();
   assert.equal(buffers.take(100 * KB).buffer, body.buffer);
 });
 
-test("bodies past largestBytes and buffers past the idle limit are left to the garbage collector", async () => {
+test("bodies past largestBytes and buffers past the idle limit are left to the garbage collector", () => {
   const buffers = new BodyBuffers({ largestBytes: 256 * KB, idleBytes: 256 * KB });
   const large = buffers.take(300 * KB);
   assert.equal(large.buffer.byteLength, 300 * KB);
@@ -49,11 +59,9 @@ test("bodies past largestBytes and buffers past the idle limit are left to the g
   const b = buffers.take(200 * KB);
   buffers.give(a);
   buffers.give(b);
-  await nextTimer();
   assert.equal(buffers.idleBytes, 256 * KB);
   // A buffer not from a pool (a slice of node's shared pool) is never kept.
   buffers.give(Buffer.from("small"));
-  await nextTimer();
   assert.equal(buffers.idleBytes, 256 * KB);
 });
 
@@ -90,7 +98,6 @@ test("readBody over HTTP: each large body arrives whole in a reused buffer, coun
   const bodies = ["a".repeat(800 * KB), `${"b".repeat(600 * KB)}tail`, "c".repeat(70 * KB)];
   for (const body of bodies) {
     assert.equal(await post(body), String(body.length));
-    await nextTimer();
   }
   assert.deepEqual(
     seen.map((s) => s.text),

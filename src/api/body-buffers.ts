@@ -43,15 +43,13 @@ export class BodyBuffers {
   }
 
   /**
-   * Takes `buffer` (from `take`) back once nothing reads it any more. It becomes free on a
-   * zero-delay timer, not at once: node runs timers of one delay in the order they were set, so
-   * work a request left for such a timer (the approximate prefix producer hashes a long prompt
-   * from the body's bytes after dispatch) runs before the buffer can hold another body.
+   * Takes `buffer` (from `take`) back: the next `take` of its size class may hand it out, so the
+   * caller gives it only once nothing reads it any more (`BodyLease` counts the holds on it).
    */
   give(buffer: Buffer): void {
     const space = buffer.buffer;
     if (!(space instanceof ArrayBuffer) || buffer.byteOffset !== 0 || !this.pooled(space.byteLength)) return;
-    setTimeout(() => this.keep(space), 0).unref();
+    this.keep(space);
   }
 
   private pooled(capacity: number): boolean {

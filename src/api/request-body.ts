@@ -37,8 +37,9 @@ function bodyTimedOut(timeoutMs: number): LlmdError {
 
 /**
  * The bytes of request bodies held by requests in flight, against one limit. With `buffers`,
- * large bodies are read into reused buffers, each given back when its lease is released: only
- * for a server whose request is done with its body's bytes (upstream writes included) by then.
+ * large bodies are read into reused buffers, each given back once its lease is released and no
+ * `hold` on it is left: only for a server whose request is done with its body's bytes (upstream
+ * writes included) by then, or holds them for the work that reads them later.
  */
 export class BodyBudget {
   private held = 0;
@@ -78,6 +79,8 @@ export class BodyBudget {
 export class BodyLease {
   private taken = 0;
   private received: Buffer | undefined;
+  private released = false;
+  private holds = 0;
 
   constructor(
     private readonly budget: BodyBudget,
@@ -109,11 +112,33 @@ export class BodyLease {
     return this.received;
   }
 
-  /** Gives back everything taken, the receive buffer too (idempotent). */
+  /**
+   * Keeps the receive buffer from reuse, past `release`, until the returned function is called
+   * (once; calling it again does nothing): taken before `release` by work that reads the body's
+   * bytes after the request ended (the approximate prefix producer hashes a long prompt then).
+   */
+  hold(): () => void {
+    this.holds++;
+    let held = true;
+    return () => {
+      if (!held) return;
+      held = false;
+      this.holds--;
+      this.giveBufferWhenFree();
+    };
+  }
+
+  /** Gives back the budget's share at once, the receive buffer once no hold is left (idempotent). */
   release(): void {
     this.budget.give(this.taken);
     this.taken = 0;
-    if (this.received) this.buffers?.give(this.received);
+    this.released = true;
+    this.giveBufferWhenFree();
+  }
+
+  private giveBufferWhenFree(): void {
+    if (!this.released || this.holds > 0 || !this.received) return;
+    this.buffers?.give(this.received);
     this.received = undefined;
   }
 

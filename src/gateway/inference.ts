@@ -18,7 +18,7 @@ import type { RequestLifecycle } from "../lifecycle/lifecycle.ts";
 import type { Placement } from "../lifecycle/placement.ts";
 import type { ResponseUsage, SchedulingContext, SchedulingRequest } from "../scheduler/framework/types.ts";
 import type { GatewayAdmission, Lease } from "./admission.ts";
-import { type BodyBudget, closesConnection, readBody } from "../api/request-body.ts";
+import { type BodyBudget, type BodyLease, closesConnection, readBody } from "../api/request-body.ts";
 import type { GatewayDrain } from "./drain.ts";
 import { type ForwardOutcome, type ForwardRequest, forwardThen } from "./forward.ts";
 import { upstreamRequestHeaders, withPluginHeaders } from "./headers.ts";
@@ -79,13 +79,13 @@ const HELD_PER_CHAT_BODY_BYTE = 3;
  * Reads the body under the gateway's bounds (size, held bytes, read timeout) and runs `serve` on
  * it; a body that breaks a bound is answered here (408 and 429 close the connection, the rest of
  * the body unread). The body counts against the held-bodies budget, `heldPerByte` per byte, until
- * `serve` settles. Never rejects.
+ * `serve` settles; its bytes are reused then, unless `serve` left a hold on `lease`. Never rejects.
  */
 export async function withBody(
   deps: InferenceDeps,
   req: IncomingMessage,
   res: ServerResponse,
-  serve: (raw: Buffer) => Promise<void>,
+  serve: (raw: Buffer, lease: BodyLease) => Promise<void>,
   heldPerByte = HELD_PER_CHAT_BODY_BYTE,
 ): Promise<void> {
   const lease = deps.bodies.lease(heldPerByte);
@@ -99,7 +99,7 @@ export async function withBody(
     }
     if (raw instanceof LlmdError)
       return sendError(res, raw, closesConnection(raw) ? { connection: "close" } : {});
-    await serve(raw);
+    await serve(raw, lease);
   } catch (err) {
     // A bug must not become an unhandled rejection (which ends the process): 500 internal_error.
     deps.log(
@@ -125,10 +125,12 @@ export function handleInference(
     deps,
     req,
     res,
-    (raw) => {
+    (raw, lease) => {
       const request = parseInferenceRequest(path, flattenHeaders(req.headers), raw);
-      if (!(request instanceof LlmdError))
+      if (!(request instanceof LlmdError)) {
+        request.bodyHolder = lease;
         return serveRequest(deps, request, upstreamBody(request, raw), res);
+      }
       sendError(res, request);
       return ANSWERED;
     },

@@ -196,7 +196,8 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     maxBodyBytes: options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
     bodyTimeoutMs: options.bodyTimeoutMs ?? DEFAULT_BODY_TIMEOUT_MS,
     // Every use of a body (retries, hooks, its upstream write, done or its connection destroyed)
-    // ends before its lease is released, so large bodies are read into reused buffers.
+    // ends before its lease is released, or holds the lease (SchedulingRequest.bodyHolder), so
+    // large bodies are read into reused buffers.
     bodies: new BodyBudget(
       options.maxInflightBodyBytes ?? DEFAULT_MAX_INFLIGHT_BODY_BYTES,
       new BodyBuffers(),

@@ -27,6 +27,13 @@ export interface SchedulingRequest {
    * without ever being decoded; `promptText` is then built only if read).
    */
   promptParts?: readonly TextPiece[];
+  /**
+   * The owner of the body's bytes when they are a receive buffer reused for later requests (the
+   * gateway's large bodies): `promptParts` and `body`'s long strings not read yet are views of
+   * those bytes, valid until the request has completed (its `onResponseComplete` ran). Work that
+   * reads them later takes `hold()` before then and calls what it returns once done.
+   */
+  bodyHolder?: BodyHolder;
   /** Token ids when known (the token producer fills them from `promptText`). */
   tokens?: Uint32Array;
   /** Parsed JSON body (read-only for plugins). */
@@ -46,6 +53,11 @@ export interface SchedulingRequest {
   inputTokens?: number;
   /** Request-scoped attributes written by header processors and producers (e.g. `agent-identity`). */
   attributes: Map<string, unknown>;
+}
+
+/** Keeps a request's body bytes from reuse until the function `hold` returns is called. */
+export interface BodyHolder {
+  hold(): () => void;
 }
 
 /**

@@ -243,15 +243,25 @@ export const definition: PluginDefinition<ApproxPrefixParams> = {
       : new ApproxPrefixCacheProducer(env.name, params, env.tokenizer),
 };
 
-/** The prompt's keys to its last block, computed once when first asked for (at the index's settle). */
+/**
+ * The prompt's keys to its last block, computed once when first asked for (at the index's settle,
+ * which may come after the request completed: the body's bytes are held until then).
+ */
 function wholePrompt(
   request: SchedulingRequest,
   blockSizeTokens: number,
   maxBlocks: number,
 ): () => Float64Array {
   let hashes: Float64Array | undefined;
+  const done = request.bodyHolder?.hold();
   return () => {
-    hashes ??= promptBlockHashes(request, blockSizeTokens, maxBlocks);
+    if (!hashes) {
+      try {
+        hashes = promptBlockHashes(request, blockSizeTokens, maxBlocks);
+      } finally {
+        done?.();
+      }
+    }
     return hashes;
   };
 }
