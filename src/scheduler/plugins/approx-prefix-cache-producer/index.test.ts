@@ -1,6 +1,8 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import { BodyBuffers } from "../../../api/body-buffers.ts";
 import { renderChat } from "../../../api/prompt.ts";
+import { BodyBudget } from "../../../api/request-body.ts";
 import {
   hashTextBlocks,
   type PrefixMatchResult,
@@ -198,4 +200,24 @@ test("a long prompt no endpoint holds is hashed past its first 64 blocks only fo
   // Sharing 10 blocks: the probe decides, 10 matched.
   const early = schedule(producer, long.slice(0, 10 * 256) + prompt(2000, 290), endpoints[0]);
   assert.deepEqual([matchOn(early, "b"), matchOn(early, "a"), early.hashes.length], [10, 10, 64]);
+});
+
+test("a long prompt's deferred insert holds its body's reused receive buffer until the index applied it", () => {
+  const producer = instantiate<ApproxPrefixCacheProducer>(definition);
+  const buffers = new BodyBuffers();
+  const lease = new BodyBudget(16 * 1024 * 1024, buffers).lease();
+  const prompt = Array.from({ length: 100 }, (_, i) => `${i}`.padEnd(256, ".")).join("");
+  const raw = lease.receiveBuffer(prompt.length);
+  raw.write(prompt, "latin1");
+  // The gateway's request: the prompt as the body's bytes, the lease as their holder.
+  const ctx = makeContext({ promptText: prompt, promptParts: [raw], bodyHolder: lease });
+  producer.produce(ctx, endpoints);
+  producer.preRequest(ctx, resultFor(endpoints[0]!));
+  lease.release();
+  const next = buffers.take(raw.length);
+  assert.notEqual(next.buffer, raw.buffer, "not handed to the next body before the insert ran");
+  assert.equal(producer.index.entries("default/a"), 100, "the insert, applied at the index's next read");
+  assert.equal(buffers.take(raw.length).buffer, raw.buffer, "handed out once the insert ran");
+  next.fill(0x21);
+  assert.equal(matchOn(schedule(producer, prompt, endpoints[1]), "a"), 100, "the prompt's own keys");
 });
