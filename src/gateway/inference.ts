@@ -126,11 +126,9 @@ export function handleInference(
     req,
     res,
     (raw, lease) => {
-      const request = parseInferenceRequest(path, flattenHeaders(req.headers), raw);
-      if (!(request instanceof LlmdError)) {
-        request.bodyHolder = lease;
+      const request = parseInferenceRequest(path, flattenHeaders(req.headers), raw, lease);
+      if (!(request instanceof LlmdError))
         return serveRequest(deps, request, upstreamBody(request, raw), res);
-      }
       sendError(res, request);
       return ANSWERED;
     },

@@ -11,7 +11,7 @@ import { MAX_JSON_DEPTH, nestedDeeperThan } from "../api/json-depth.ts";
 import { type ChatMessageLike, renderChatParts, type TextPiece } from "../api/prompt.ts";
 import { checkMessages, checkSamplingParams } from "../api/sampling-params.ts";
 import { DEFAULT_FAIRNESS_ID } from "../flow-control/identity.ts";
-import type { SchedulingRequest } from "../scheduler/framework/types.ts";
+import type { BodyHolder, SchedulingRequest } from "../scheduler/framework/types.ts";
 
 /** Request headers the parser reads (current names first, legacy second). */
 const HEADER = {
@@ -106,11 +106,14 @@ function joinPieces(pieces: readonly TextPiece[]): string {
  * model (after the `x-llm-d-model-name-rewrite` override), a missing prompt, bad messages (roles,
  * content parts) or a sampling parameter of the wrong type or range (vLLM's rules, on the body
  * already parsed). Priority and fairness id are left for the lifecycle's identity stage.
+ * `bodyHolder` owns `raw` when it is a reused receive buffer (set in the literal, so every request
+ * has one shape).
  */
 export function parseInferenceRequest(
   path: string,
   headers: Record<string, string>,
   raw: Buffer,
+  bodyHolder?: BodyHolder,
 ): SchedulingRequest | LlmdError {
   const parsed = parseJsonObject(raw);
   if (parsed instanceof Error) return parsed;
@@ -133,6 +136,7 @@ export function parseInferenceRequest(
     priority: 0,
     fairnessId: DEFAULT_FAIRNESS_ID,
     attributes: new Map(),
+    bodyHolder,
   };
   if (pieces.every((piece) => typeof piece === "string")) request.promptText = joinPieces(pieces);
   else lazyPromptText(request, pieces);
