@@ -8,13 +8,12 @@
  * per request and the main thread's scavenges and mark-compacts per request with their pauses, all
  * over the measured window, and what started the mark-compacts' marking.
  */
-import { type ChildProcess, spawn } from "node:child_process";
 import { once } from "node:events";
-import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { startSimReplicas } from "../src/cli/sim-replicas.ts";
 import { loadWindow } from "./router/load-window.ts";
+import { startRouterProcess } from "./router/targets.ts";
 
 const { values } = parseArgs({
   options: {
@@ -27,35 +26,6 @@ const { values } = parseArgs({
 });
 const MODEL = "bench-model";
 const HERE = fileURLToPath(new URL("..", import.meta.url));
-
-/** A router started under `--trace-gc`, with everything it printed so far. */
-interface TracedRouter {
-  url: string;
-  pid: number;
-  child: ChildProcess;
-  output: () => string;
-}
-
-async function startTracedRouter(tree: string, upstreams: readonly string[]): Promise<TracedRouter> {
-  const flags = ["--port", "0", "--host", "127.0.0.1", "--endpoints", upstreams.join(",")];
-  const main = join(tree, "src/cli/main.ts");
-  const child = spawn(
-    process.execPath,
-    ["--trace-gc", "--trace-incremental-marking", "--import", "tsx", main, "router", ...flags],
-    { cwd: tree, stdio: ["ignore", "pipe", "inherit"] },
-  );
-  let text = "";
-  child.stdout?.on("data", (chunk: Buffer) => {
-    text += chunk.toString();
-  });
-  for (let i = 0; i < 600 && !/listening on http/.test(text); i++) {
-    if (child.exitCode !== null) throw new Error(`router exited: ${text}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  const url = /listening on (http:\/\/\S+)/.exec(text)?.[1];
-  if (!url) throw new Error(`router did not listen: ${text.slice(-2000)}`);
-  return { url, pid: child.pid ?? 0, child, output: () => text };
-}
 
 /** One main-thread collection of a `--trace-gc` line. */
 interface Collection {
@@ -82,9 +52,12 @@ function collections(trace: string, mainIsolate: string): { gcs: Collection[]; s
 }
 
 async function measure(tree: string, upstreams: readonly string[]): Promise<Record<string, string | number>> {
-  const router = await startTracedRouter(tree, upstreams);
+  const router = await startRouterProcess(upstreams, tree, {
+    nodeFlags: ["--trace-gc", "--trace-incremental-marking"],
+    cwd: tree,
+  });
   try {
-    const target = { name: tree, url: router.url, pid: router.pid };
+    const target = { name: tree, url: router.url, pid: router.child.pid ?? 0 };
     const base = { url: router.url, model: MODEL, prompts: "unique" as const };
     const warmSeconds = Number(values["jit-warmup"]);
     if (warmSeconds > 0)

@@ -8,13 +8,13 @@
  * `--requests` requests waiting upstream; prints the difference per waiting request (objects,
  * bytes, and the most numerous kinds).
  */
-import { spawn } from "node:child_process";
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath, pathToFileURL } from "node:url";
+import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { startSimReplicas } from "../src/cli/sim-replicas.ts";
+import { startRouterProcess } from "./router/targets.ts";
 
 const { values } = parseArgs({
   options: {
@@ -68,35 +68,12 @@ function kinds(path: string): Map<string, { count: number; bytes: number }> {
   return out;
 }
 
-/** tsx's loader in `tree` (the router runs in a scratch directory, where `--import tsx` would not resolve). */
-function tsxLoader(tree: string): string {
-  return pathToFileURL(join(tree, "node_modules/tsx/dist/loader.mjs")).href;
-}
-
 async function measure(tree: string, upstreams: readonly string[]) {
   const dir = mkdtempSync(join(tmpdir(), "llmd-inflight-"));
-  const flags = ["--port", "0", "--host", "127.0.0.1", "--endpoints", upstreams.join(",")];
-  const child = spawn(
-    process.execPath,
-    [
-      "--heapsnapshot-signal=SIGUSR2",
-      "--import",
-      tsxLoader(tree),
-      join(tree, "src/cli/main.ts"),
-      "router",
-      ...flags,
-    ],
-    { cwd: dir, stdio: ["ignore", "pipe", "inherit"] },
-  );
-  let text = "";
-  child.stdout?.on("data", (chunk: Buffer) => {
-    text += chunk.toString();
+  const { url, child } = await startRouterProcess(upstreams, tree, {
+    nodeFlags: ["--heapsnapshot-signal=SIGUSR2"],
+    cwd: dir,
   });
-  while (!/listening on http/.test(text)) {
-    if (child.exitCode !== null) throw new Error(`router exited: ${text}`);
-    await sleep(50);
-  }
-  const url = /listening on (http:\/\/\S+)/.exec(text)?.[1] as string;
   let sent = 0;
   const wave = () =>
     Promise.all(

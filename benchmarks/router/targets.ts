@@ -40,22 +40,43 @@ export function cpuSeconds(pid: number): number {
   return user + system;
 }
 
-async function waitLine(child: ChildProcess, pattern: RegExp): Promise<string> {
-  let seen = "";
-  for await (const chunk of child.stdout as AsyncIterable<Buffer>) {
-    seen += chunk.toString();
-    const match = pattern.exec(seen);
-    if (match?.[1]) return match[1];
-  }
-  throw new Error(`process exited: ${seen}`);
+const TSX_LOADER = import.meta.resolve("tsx");
+
+/** A started server script: its URL, its process and everything it printed to stdout so far. */
+export interface Listener {
+  url: string;
+  child: ChildProcess;
+  output(): string;
 }
 
-/** Starts a TypeScript server script that prints `listening on <url>`; resolves with its URL. */
-export async function startListener(args: readonly string[]): Promise<{ url: string; child: ChildProcess }> {
-  const child = spawn(process.execPath, ["--import", "tsx", ...args], {
+/** Options of a started script: node flags before the script, and its working directory. */
+export interface ListenerOptions {
+  nodeFlags?: readonly string[];
+  cwd?: string;
+}
+
+/**
+ * Starts a TypeScript server script that prints `listening on <url>`; resolves with its URL. tsx
+ * is loaded from this tree by path, so the script runs from any `cwd`.
+ */
+export async function startListener(
+  args: readonly string[],
+  options: ListenerOptions = {},
+): Promise<Listener> {
+  const child = spawn(process.execPath, [...(options.nodeFlags ?? []), "--import", TSX_LOADER, ...args], {
+    cwd: options.cwd,
     stdio: ["ignore", "pipe", "inherit"],
   });
-  return { url: await waitLine(child, /listening on (http:\/\/\S+)/), child };
+  let seen = "";
+  const url = await new Promise<string>((resolve, reject) => {
+    child.stdout?.on("data", (chunk: Buffer) => {
+      seen += chunk.toString();
+      const match = /listening on (http:\/\/\S+)/.exec(seen);
+      if (match?.[1]) resolve(match[1]);
+    });
+    child.once("exit", () => reject(new Error(`process exited: ${seen}`)));
+  });
+  return { url, child, output: () => seen };
 }
 
 /**
@@ -66,10 +87,11 @@ export async function startListener(args: readonly string[]): Promise<{ url: str
 export function startRouterProcess(
   upstreams: readonly string[],
   checkout?: string,
-): Promise<{ url: string; child: ChildProcess }> {
+  options: ListenerOptions = {},
+): Promise<Listener> {
   const flags = ["--port", "0", "--host", "127.0.0.1", "--endpoints", upstreams.join(",")];
   const main = checkout === undefined ? CLI_MAIN : join(checkout, "src/cli/main.ts");
-  return startListener([main, "router", ...flags]);
+  return startListener([main, "router", ...flags], options);
 }
 
 /** Starts the bare Node.js proxy (node-floor.ts) over `upstreams`. */
