@@ -11,9 +11,8 @@
 import { once } from "node:events";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
-import { startSimReplicas } from "../src/cli/sim-replicas.ts";
 import { loadWindow } from "./router/load-window.ts";
-import { startRouterProcess } from "./router/targets.ts";
+import { BENCH_MODEL, startRouterProcess, startZeroLatencySims } from "./router/targets.ts";
 
 const { values } = parseArgs({
   options: {
@@ -24,7 +23,6 @@ const { values } = parseArgs({
     baseline: { type: "string", multiple: true, default: [] },
   },
 });
-const MODEL = "bench-model";
 const HERE = fileURLToPath(new URL("..", import.meta.url));
 
 /** One main-thread collection of a `--trace-gc` line. */
@@ -58,7 +56,7 @@ async function measure(tree: string, upstreams: readonly string[]): Promise<Reco
   });
   try {
     const target = { name: tree, url: router.url, pid: router.child.pid ?? 0 };
-    const base = { url: router.url, model: MODEL, prompts: "unique" as const };
+    const base = { url: router.url, model: BENCH_MODEL, prompts: "unique" as const };
     const warmSeconds = Number(values["jit-warmup"]);
     if (warmSeconds > 0)
       await loadWindow(target, { ...base, concurrency: 32, seconds: warmSeconds, warmupSeconds: 0 });
@@ -101,15 +99,7 @@ async function measure(tree: string, upstreams: readonly string[]): Promise<Reco
   }
 }
 
-const sims = await startSimReplicas({
-  replicas: 2,
-  basePort: 0,
-  stdio: "ignore",
-  simArgs: [
-    ...["--model", MODEL, "--time-to-first-token", "0ms", "--max-model-len", "1048576"],
-    ...["--max-num-seqs", "1024", "--host", "127.0.0.1"],
-  ],
-});
+const sims = await startZeroLatencySims();
 try {
   const rows = [];
   for (const tree of [HERE, ...(values.baseline as string[])]) rows.push(await measure(tree, sims.urls));

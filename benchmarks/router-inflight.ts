@@ -14,7 +14,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { startSimReplicas } from "../src/cli/sim-replicas.ts";
-import { startRouterProcess } from "./router/targets.ts";
+import { BENCH_MODEL, startRouterProcess } from "./router/targets.ts";
 
 const { values } = parseArgs({
   options: {
@@ -23,7 +23,6 @@ const { values } = parseArgs({
   },
 });
 const REQUESTS = Number(values.requests);
-const MODEL = "bench-model";
 const ANSWER_AFTER_MS = 5000;
 const HERE = fileURLToPath(new URL("..", import.meta.url));
 
@@ -81,7 +80,7 @@ async function measure(tree: string, upstreams: readonly string[]) {
         fetch(`${url}/v1/completions`, {
           method: "POST",
           headers: { "content-type": "application/json" },
-          body: JSON.stringify({ model: MODEL, prompt: `hi ${sent++}`, max_tokens: 1 }),
+          body: JSON.stringify({ model: BENCH_MODEL, prompt: `hi ${sent++}`, max_tokens: 1 }),
         }).then((r) => r.text()),
       ),
     );
@@ -104,7 +103,14 @@ async function measure(tree: string, upstreams: readonly string[]) {
   return { total, top: rows.filter((r) => r.count >= 0.5).sort((a, b) => b.count - a.count) };
 }
 
-const flags = ["--model", MODEL, "--time-to-first-token", `${ANSWER_AFTER_MS}ms`, "--max-num-seqs", "1024"];
+const flags = [
+  "--model",
+  BENCH_MODEL,
+  "--time-to-first-token",
+  `${ANSWER_AFTER_MS}ms`,
+  "--max-num-seqs",
+  "1024",
+];
 const sims = await startSimReplicas({ replicas: 2, basePort: 0, stdio: "ignore", simArgs: flags });
 try {
   for (const tree of [HERE, ...(values.baseline as string[])]) {

@@ -14,9 +14,14 @@ import { readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { startSimReplicas } from "../src/cli/sim-replicas.ts";
 import { loadWindow } from "./router/load-window.ts";
-import { startNodeFloor, startRouterProcess, type Target } from "./router/targets.ts";
+import {
+  BENCH_MODEL,
+  startNodeFloor,
+  startRouterProcess,
+  startZeroLatencySims,
+  type Target,
+} from "./router/targets.ts";
 
 const { values } = parseArgs({
   options: {
@@ -25,7 +30,6 @@ const { values } = parseArgs({
     concurrency: { type: "string", default: "32" },
   },
 });
-const MODEL = "bench-model";
 const SYSCALLS = ["read", "write", "writev", "epoll_pwait", "futex"] as const;
 
 /** Runs one closed-loop window on `target`; `onWindow` runs when it starts, its result when it ends. */
@@ -33,7 +37,7 @@ async function window(target: Target, seconds: number, onWindow?: () => () => Pr
   const job = { concurrency: Number(values.concurrency), seconds, warmupSeconds: 1 };
   const { result: r, cpu } = await loadWindow(
     target,
-    { ...job, url: target.url, model: MODEL, prompts: "unique" },
+    { ...job, url: target.url, model: BENCH_MODEL, prompts: "unique" },
     { onMeasuring: onWindow },
   );
   const requests = Math.max(1, r.requests + r.errors);
@@ -67,11 +71,7 @@ if (spawnSync("strace", ["-V"]).status !== 0) {
   console.log("strace not installed (apt-get install -y strace)");
   process.exit(2);
 }
-const flags = [
-  ...["--model", MODEL, "--time-to-first-token", "0ms", "--inter-token-latency", "20ms"],
-  ...["--max-model-len", "1048576", "--max-num-seqs", "1024", "--host", "127.0.0.1"],
-];
-const sims = await startSimReplicas({ replicas: 2, basePort: 0, stdio: "ignore", simArgs: flags });
+const sims = await startZeroLatencySims();
 const router = await startRouterProcess(sims.urls);
 const floor = await startNodeFloor(sims.urls);
 const targets: Target[] = [

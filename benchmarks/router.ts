@@ -27,16 +27,17 @@ import type { ChildProcess } from "node:child_process";
 import { once } from "node:events";
 import { loadavg, setPriority } from "node:os";
 import { parseArgs } from "node:util";
-import { startSimReplicas } from "../src/cli/sim-replicas.ts";
 import type { LoadJob, LoadResult } from "./router/load.ts";
 import { loadWindow } from "./router/load-window.ts";
 import {
+  BENCH_MODEL,
   cpuSeconds,
   nginxVersion,
   startNetPipe,
   startNginx,
   startNodeFloor,
   startRouterProcess,
+  startZeroLatencySims,
   type Target,
 } from "./router/targets.ts";
 
@@ -62,7 +63,6 @@ const { values } = parseArgs({
 const CASES = new Set(String(values.cases).split(","));
 /** OS priority of every measured process and of the load generator (negative needs root). */
 const NICE = Number(values.nice);
-const MODEL = "bench-model";
 const PROMPTS = values.prompts === "same" ? "same" : "unique";
 /** Each measurement is repeated this many times, targets interleaved; rows show medians. */
 const ROUNDS = Math.max(1, Number(values.rounds));
@@ -79,7 +79,7 @@ type Job = Omit<LoadJob, "url" | "model" | "prompts">;
 async function measure(target: Target, job: Job): Promise<Measured> {
   const { result: r, cpu } = await loadWindow(
     target,
-    { ...job, url: target.url, model: MODEL, prompts: PROMPTS },
+    { ...job, url: target.url, model: BENCH_MODEL, prompts: PROMPTS },
     { onFork: prioritise },
   );
   const cpuUsTotal = (cpu.user + cpu.system) * 1e6;
@@ -139,19 +139,7 @@ async function startTargets(): Promise<{
   children: ChildProcess[];
   stopSims: () => Promise<void>;
 }> {
-  // No prefill time, so only proxy cost shows; one token every 20 ms for the streams (a
-  // `max_tokens: 1` request ends at its first token, so this does not touch the other cases);
-  // a context that takes the large prompts.
-  const flags = [
-    ...["--model", MODEL, "--time-to-first-token", "0ms", "--inter-token-latency", "20ms"],
-    ...["--max-model-len", "1048576", "--max-num-seqs", "1024"],
-  ];
-  const sims = await startSimReplicas({
-    replicas: 2,
-    basePort: 0,
-    stdio: "ignore",
-    simArgs: [...flags, "--host", "127.0.0.1"],
-  });
+  const sims = await startZeroLatencySims();
   const router = await startRouterProcess(sims.urls);
   const floor = await startNodeFloor(sims.urls);
   const nginx = await startNginx(sims.urls);

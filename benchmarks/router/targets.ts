@@ -8,7 +8,24 @@ import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { startSimReplicas } from "../../src/cli/sim-replicas.ts";
 import { freePort } from "../../src/core/free-port.ts";
+
+/** The model the benchmarks' simulators serve. */
+export const BENCH_MODEL = "bench-model";
+
+/**
+ * The two loopback `llmd sim` replicas the router benchmarks proxy to: no prefill time, so only
+ * proxy cost shows; one token every 20 ms for streams (a `max_tokens: 1` request ends at its
+ * first token, so this touches no other case); a context that takes the large prompts.
+ */
+export function startZeroLatencySims(): ReturnType<typeof startSimReplicas> {
+  const simArgs = [
+    ...["--model", BENCH_MODEL, "--time-to-first-token", "0ms", "--inter-token-latency", "20ms"],
+    ...["--max-model-len", "1048576", "--max-num-seqs", "1024", "--host", "127.0.0.1"],
+  ];
+  return startSimReplicas({ replicas: 2, basePort: 0, stdio: "ignore", simArgs });
+}
 
 /** A server under test. */
 export interface Target {
