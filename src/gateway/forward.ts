@@ -20,6 +20,7 @@ import { clientResponseHeaders } from "./headers.ts";
 import { endStreamWithError, sendError, upstreamFailure } from "./respond.ts";
 import type { Flushable, StreamFlusher } from "./stream-flusher.ts";
 import { BodyTail, findUsage } from "./usage.ts";
+import type { Interrupt } from "./interrupt.ts";
 
 /** What one attempt produced. */
 export type ForwardOutcome =
@@ -62,17 +63,6 @@ export interface ForwardRequest {
    * an absent flusher writes each chunk through.
    */
   flusher?: StreamFlusher | undefined;
-}
-
-/**
- * What a forward listens to for being cut off: an AbortSignal, or anything with its `abort` event
- * (the drain's deadline), fired at most once.
- */
-export interface Interrupt {
-  readonly aborted: boolean;
-  readonly reason: unknown;
-  addEventListener(type: "abort", listener: () => void, options: { once: true }): void;
-  removeEventListener(type: "abort", listener: () => void): void;
 }
 
 /** Coalesced stream bytes that are written at once rather than at the flusher's next tick. */
@@ -155,13 +145,11 @@ class ForwardHandler implements Dispatcher.DispatchHandler, ResponseHandler, Flu
   /** Pending chunks are written at the end of each upstream read (src/http1, no flush timer). */
   private writeAtReadEnd = false;
   private evictedWith: LlmdError | undefined;
+  /** `onEvict`'s slot on the request's interrupt. */
+  private evictionSlot = -1;
   /** Set once the outcome is resolved; later upstream events (after a refusal's abort) are ignored. */
   private settled = false;
-  /**
-   * Listeners, assigned in the constructor rather than as arrow-function fields: tsx builds with
-   * esbuild's `keepNames`, which renames a field's closure when it is made (an
-   * `Object.defineProperty` per request each), and an assigned one has no name to keep.
-   */
+  /** Listeners, bound methods (why: RequestFlow's callbacks in inference.ts). */
   private readonly onClientClose: () => void;
   private readonly resumeUpstream: () => void;
   private readonly onEvict: () => void;
@@ -171,18 +159,26 @@ class ForwardHandler implements Dispatcher.DispatchHandler, ResponseHandler, Flu
     private readonly res: ClientSink,
     private readonly resolve: (outcome: ForwardOutcome) => void,
   ) {
-    this.onClientClose = () => {
-      if (this.res.writableFinished) return;
-      this.clientGone = true;
-      this.controller?.abort(new ClientGone("client disconnected"));
-    };
-    this.resumeUpstream = () => this.controller?.resume();
-    this.onEvict = () => {
-      const reason = this.req.signal?.reason;
-      // Flow control's own wire error when the signal's owner gave no LlmdError reason.
-      this.evictedWith = reason instanceof LlmdError ? reason : (flowOutcomeError("evicted") as LlmdError);
-      this.controller?.abort(this.evictedWith);
-    };
+    this.onClientClose = this.clientClosed.bind(this);
+    this.resumeUpstream = this.resume.bind(this);
+    this.onEvict = this.evicted.bind(this);
+  }
+
+  private clientClosed(): void {
+    if (this.res.writableFinished) return;
+    this.clientGone = true;
+    this.controller?.abort(new ClientGone("client disconnected"));
+  }
+
+  private resume(): void {
+    this.controller?.resume();
+  }
+
+  private evicted(): void {
+    const reason = this.req.signal?.reason;
+    // Flow control's own wire error when the signal's owner gave no LlmdError reason.
+    this.evictedWith = reason instanceof LlmdError ? reason : (flowOutcomeError("evicted") as LlmdError);
+    this.controller?.abort(this.evictedWith);
   }
 
   start(upstream: Upstream): void {
@@ -192,7 +188,7 @@ class ForwardHandler implements Dispatcher.DispatchHandler, ResponseHandler, Flu
       this.answerEvicted(this.evictedWith as LlmdError);
       return;
     }
-    signal?.addEventListener("abort", this.onEvict, { once: true });
+    if (signal) this.evictionSlot = signal.watch(this.onEvict);
     this.res.once("close", this.onClientClose);
     const { path, headers, body } = this.req;
     const request = { path, method: "POST" as const, headers, body };
@@ -385,7 +381,7 @@ class ForwardHandler implements Dispatcher.DispatchHandler, ResponseHandler, Flu
     this.res.off("close", this.onClientClose);
     this.res.off("drain", this.resumeUpstream);
     this.writer?.offDrain(this.resumeUpstream);
-    this.req.signal?.removeEventListener("abort", this.onEvict);
+    this.req.signal?.unwatch(this.evictionSlot);
     this.resolve(outcome);
   }
 }

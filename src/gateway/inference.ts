@@ -23,6 +23,7 @@ import type { GatewayDrain } from "./drain.ts";
 import { type ForwardOutcome, type ForwardRequest, forwardThen } from "./forward.ts";
 import { upstreamRequestHeaders, withPluginHeaders } from "./headers.ts";
 import type { InflightTracker } from "./inflight.ts";
+import { interruptOf } from "./interrupt.ts";
 import {
   endpointAt,
   type PdOptions,
@@ -210,9 +211,10 @@ class RequestFlow {
   private finished!: () => void;
   private broke!: (error: unknown) => void;
   /**
-   * The attempt's callbacks, assigned here rather than as arrow-function fields: tsx builds with
-   * esbuild's `keepNames`, which renames a field's closure when it is made (an
-   * `Object.defineProperty` per request each), and an assigned one has no name to keep.
+   * The attempt's callbacks, bound methods: V8 allocates a function literal assigned to a property
+   * in the old generation, from where it would keep this request's objects alive through every
+   * scavenge (test/architecture/young-closures.test.ts); an arrow-function field costs an
+   * `Object.defineProperty` per request under tsx (esbuild's `keepNames`).
    */
   private readonly onFirstByte: () => void;
   private readonly onOutcome: (outcome: ForwardOutcome | PrefillUnreachable) => void;
@@ -228,17 +230,21 @@ class RequestFlow {
     this.headers = upstreamRequestHeaders(request.headers, request.requestId, body.length);
     this.streaming = request.body.stream === true;
     this.eviction = deps.admission.queues ? new AbortController() : undefined;
-    this.onFirstByte = () => {
-      this.firstByteAt = performance.now();
-      if (this.placement) this.deps.lifecycle.firstToken(this.placement);
-    };
-    this.onOutcome = (outcome) => {
-      try {
-        this.attempted(outcome);
-      } catch (error) {
-        this.broke(error);
-      }
-    };
+    this.onFirstByte = this.firstByte.bind(this);
+    this.onOutcome = this.outcomeArrived.bind(this);
+  }
+
+  private firstByte(): void {
+    this.firstByteAt = performance.now();
+    if (this.placement) this.deps.lifecycle.firstToken(this.placement);
+  }
+
+  private outcomeArrived(outcome: ForwardOutcome | PrefillUnreachable): void {
+    try {
+      this.attempted(outcome);
+    } catch (error) {
+      this.broke(error);
+    }
   }
 
   /** Admission, then attempts until one is done; resolves once the request is accounted for. */
@@ -389,7 +395,7 @@ class RequestFlow {
       endpointKey: key,
       onFirstByte: this.onFirstByte,
       responseHeaders: prefillKey ? withPrefillServedBy(responseHeaders, prefillKey) : responseHeaders,
-      signal: this.eviction?.signal ?? this.deps.drain.deadline,
+      signal: this.eviction ? interruptOf(this.eviction.signal) : this.deps.drain.deadline,
       flusher: this.deps.flusher,
     };
     pool.noteDispatched(key);
