@@ -3,29 +3,21 @@
  * closes (sent, or the client went away), so a graceful drain can wait for them to finish.
  */
 import type { ServerResponse } from "node:http";
+import { SlotList } from "./slot-list.ts";
 
 /** See the module comment. */
 export class OpenResponses implements Iterable<ServerResponse> {
-  private readonly open = new Set<ServerResponse>();
+  private readonly open = new SlotList<ServerResponse>();
   private idle: (() => void) | undefined;
-  /**
-   * One `close` listener for every response (a response closes once, so `on` is `once` here):
-   * nothing is allocated per request, where `once` would wrap a fresh closure each time.
-   */
-  private readonly onClose: (this: ServerResponse) => void;
 
-  constructor() {
-    const owner = this;
-    this.onClose = function (this: ServerResponse) {
-      owner.open.delete(this);
-      if (owner.open.size === 0) owner.idle?.();
-    };
+  /** Counts `res` until it closes (a response closes once, so `on` is `once` here). */
+  track(res: ServerResponse): void {
+    res.on("close", this.closed.bind(this, this.open.add(res)));
   }
 
-  /** Counts `res` until it closes. */
-  track(res: ServerResponse): void {
-    this.open.add(res);
-    res.on("close", this.onClose);
+  private closed(slot: number): void {
+    this.open.remove(slot);
+    if (this.open.size === 0) this.idle?.();
   }
 
   /** Responses open now. */
@@ -34,7 +26,7 @@ export class OpenResponses implements Iterable<ServerResponse> {
   }
 
   [Symbol.iterator](): Iterator<ServerResponse> {
-    return this.open.values();
+    return this.open.members()[Symbol.iterator]();
   }
 
   /** Resolves true once no response is open, false when `timeoutMs` passes first. */
@@ -45,11 +37,12 @@ export class OpenResponses implements Iterable<ServerResponse> {
         this.idle = undefined;
         resolve(false);
       }, timeoutMs);
-      this.idle = () => {
+      const idle = () => {
         clearTimeout(timer);
         this.idle = undefined;
         resolve(true);
       };
+      this.idle = idle;
     });
   }
 }

@@ -10,7 +10,7 @@ import { setMaxListeners } from "node:events";
 import type { ServerResponse } from "node:http";
 import { LlmdError } from "../api/errors.ts";
 import { OpenResponses } from "../core/open-responses.ts";
-import type { Interrupt } from "./forward.ts";
+import { Interrupt } from "./interrupt.ts";
 import { sendError } from "./respond.ts";
 
 /** The answer to a request that arrives while the gateway drains. */
@@ -29,42 +29,6 @@ function unlimited(signal: AbortSignal): AbortSignal {
   return signal;
 }
 
-/**
- * The drain timeout as every forwarding request listens to it: a set of handlers, run once with
- * the `shutting_down` reason. Adding and removing a handler is a Set operation, where a listener
- * on an AbortSignal is an EventTarget registration (about a microsecond per request).
- */
-export class DrainDeadline implements Interrupt {
-  private readonly handlers = new Set<() => void>();
-  private passedWith: LlmdError | undefined;
-
-  get aborted(): boolean {
-    return this.passedWith !== undefined;
-  }
-
-  get reason(): LlmdError | undefined {
-    return this.passedWith;
-  }
-
-  /** Runs `handler` once when the deadline passes (never, when it already has: read `aborted`). */
-  addEventListener(_type: "abort", handler: () => void): void {
-    this.handlers.add(handler);
-  }
-
-  removeEventListener(_type: "abort", handler: () => void): void {
-    this.handlers.delete(handler);
-  }
-
-  /** Passes the deadline: every handler runs once, with `reason` readable. */
-  pass(reason: LlmdError): void {
-    if (this.passedWith) return;
-    this.passedWith = reason;
-    const handlers = [...this.handlers];
-    this.handlers.clear();
-    for (const handler of handlers) handler();
-  }
-}
-
 /** See the module comment. One per gateway; `drain` runs at most once. */
 export class GatewayDrain {
   private draining = false;
@@ -77,8 +41,8 @@ export class GatewayDrain {
    * an AbortSignal (the P/D legs); it has no listener limit.
    */
   readonly signal: AbortSignal = unlimited(this.controller.signal);
-  /** The same moment and reason for the forwarding requests (see {@link DrainDeadline}). */
-  readonly deadline = new DrainDeadline();
+  /** The same moment and reason for the forwarding requests. */
+  readonly deadline = new Interrupt();
 
   /** True from the start of the drain on. */
   get isDraining(): boolean {

@@ -14,6 +14,7 @@ import type { Dispatcher } from "undici";
 import { CachedTokensSink } from "./cached-tokens-sink.ts";
 import { type ForwardOutcome, type ForwardRequest, forward, type Upstream } from "./forward.ts";
 import { clientResponseHeaders } from "./headers.ts";
+import { interruptOf } from "./interrupt.ts";
 import { sendError } from "./respond.ts";
 import type { ClientSink } from "./types.ts";
 
@@ -64,7 +65,11 @@ export async function forwardTwoLegs(
       retry: request.retry,
       signal,
       decode: (body, headers, cachedTokens) =>
-        forward(request.decode, { ...request, body, headers }, new CachedTokensSink(sink, cachedTokens)),
+        forward(
+          request.decode,
+          { ...request, body, headers, signal: interruptOf(signal) },
+          new CachedTokensSink(sink, cachedTokens),
+        ),
     });
     if (outcome.kind === "decoded") return outcome.result;
     if (outcome.kind === "unreachable")
