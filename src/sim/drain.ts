@@ -9,6 +9,7 @@
 import type { ServerResponse } from "node:http";
 import { LlmdError } from "../api/errors.ts";
 import { OpenResponses } from "../core/open-responses.ts";
+import { SlotList } from "../core/slot-list.ts";
 import { sendError } from "./http.ts";
 
 /** A running generation the drain can cut off. */
@@ -26,7 +27,7 @@ export function simShuttingDown(): LlmdError {
 export class SimDrain {
   private draining = false;
   private readonly open = new OpenResponses();
-  private readonly running = new Set<Interruptible>();
+  private readonly running = new SlotList<Interruptible>();
   private drained: Promise<number> | undefined;
 
   /** True from the start of the drain on. */
@@ -39,14 +40,14 @@ export class SimDrain {
     this.open.track(res);
   }
 
-  /** A generation started (`interrupt` is what the drain timeout calls). */
-  started(run: Interruptible): void {
-    this.running.add(run);
+  /** A generation started (`interrupt` is what the drain timeout calls); returns its slot. */
+  started(run: Interruptible): number {
+    return this.running.add(run);
   }
 
-  /** A generation ended, on any path. */
-  ended(run: Interruptible): void {
-    this.running.delete(run);
+  /** The generation in `slot` ended, on any path. */
+  ended(slot: number): void {
+    this.running.remove(slot);
   }
 
   /**
@@ -66,7 +67,7 @@ export class SimDrain {
       "shutting_down",
       `the server shut down: its drain timeout (${timeoutMs} ms) passed`,
     );
-    for (const run of [...this.running]) run.interrupt(error);
+    for (const run of this.running.members()) run.interrupt(error);
     for (const res of this.open) if (!res.headersSent) sendError(res, error);
     return cutOff;
   }

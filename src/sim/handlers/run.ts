@@ -39,6 +39,8 @@ export class GenerationRun implements OutputSink, Interruptible {
   private cachedTokens = 0;
   private firstSeen = false;
   private done = false;
+  /** This run's slot in the drain's running generations (-1 before it started). */
+  private drainSlot = -1;
 
   constructor(
     private readonly ctx: SimContext,
@@ -77,7 +79,7 @@ export class GenerationRun implements OutputSink, Interruptible {
       return;
     }
     this.res.on("close", this.onClose);
-    this.ctx.drain.started(this);
+    this.drainSlot = this.ctx.drain.started(this);
     if (this.encoder) {
       startSse(this.res);
       const opening = this.encoder.open();
@@ -125,7 +127,7 @@ export class GenerationRun implements OutputSink, Interruptible {
 
   private finish(generated: number, atMs: number): void {
     this.done = true;
-    this.ctx.drain.ended(this);
+    this.ctx.drain.ended(this.drainSlot);
     const { output, promptIds } = this.job;
     this.ctx.metrics.finished(
       output.finishReason,
@@ -173,7 +175,7 @@ export class GenerationRun implements OutputSink, Interruptible {
 
   private abort(): void {
     this.done = true;
-    this.ctx.drain.ended(this);
+    this.ctx.drain.ended(this.drainSlot);
     this.ctx.driver.abort(this.head.id);
     const elapsedS = (this.ctx.driver.now() - this.arrivalMs) / 1000;
     this.ctx.metrics.finished("abort", elapsedS, this.job.promptIds.length, this.generated);
