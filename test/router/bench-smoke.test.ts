@@ -59,3 +59,26 @@ describe("bench router (smoke)", () => {
     }
   });
 });
+
+describe("bench router-survival (smoke)", () => {
+  it("reads the router's scavenges under load and prints what survived them", async () => {
+    const script = fileURLToPath(new URL("../../benchmarks/router-survival.ts", import.meta.url));
+    const child = spawn(
+      process.execPath,
+      ["--import", "tsx", script, "--seconds", "2", "--warmup", "0.5", "--concurrency", "4"],
+      { stdio: ["ignore", "pipe", "inherit"] },
+    );
+    let out = "";
+    child.stdout.on("data", (chunk: Buffer) => {
+      out += chunk.toString();
+    });
+    const [code] = await once(child, "exit");
+    assert.equal(code, 0, out);
+    const row = /│ 'this tree'\s+│ (\d+)\s+│ (\d+)\s+│ (\d+)\s+│ ([\d.]+)\s+│/.exec(out);
+    assert.ok(row, out);
+    const [, reqPerSecond, , scavenges, survivedPct] = row.map(Number);
+    assert.ok((reqPerSecond as number) > 0, out);
+    assert.ok((scavenges as number) > 0, `no scavenge in the window: ${out}`);
+    assert.ok((survivedPct as number) >= 0 && (survivedPct as number) <= 100, out);
+  });
+});

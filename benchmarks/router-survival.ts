@@ -1,0 +1,97 @@
+/**
+ * `npm run bench -- router-survival [--seconds 12] [--warmup 5] [--concurrency 32] [--baseline <dir>]…`:
+ * what survives the router's young-generation collections in the closed loop of `bench router`.
+ * Each router (this tree's, then each `--baseline` tree's, one at a time) runs under node's
+ * `--trace-gc-nvp` in front of two zero-latency simulators; prints its CPU per request and, over
+ * the measured window, the share of the young generation each scavenge found alive (median and
+ * p90) and the scavenges' pauses. A request's objects die when it ends, so what survives is what
+ * is in flight (about 1%) unless something old still points at ended requests.
+ */
+import { once } from "node:events";
+import { fileURLToPath } from "node:url";
+import { parseArgs } from "node:util";
+import { loadWindow } from "./router/load-window.ts";
+import { BENCH_MODEL, startRouterProcess, startZeroLatencySims } from "./router/targets.ts";
+
+const { values } = parseArgs({
+  options: {
+    seconds: { type: "string", default: "12" },
+    warmup: { type: "string", default: "5" },
+    concurrency: { type: "string", default: "32" },
+    baseline: { type: "string", multiple: true, default: [] },
+  },
+});
+const HERE = fileURLToPath(new URL("..", import.meta.url));
+
+/** The `p`-quantile (0..1) of `xs`, NaN when empty. */
+function quantile(xs: readonly number[], p: number): number {
+  const sorted = [...xs].sort((a, b) => a - b);
+  return sorted.length === 0
+    ? Number.NaN
+    : (sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))] as number);
+}
+
+/** The main isolate's scavenges in `trace` (`--trace-gc-nvp` lines): survival % and pause ms. */
+function scavenges(trace: string): { survivedPct: number; pauseMs: number }[] {
+  const mainIsolate = /^\[\d+:(0x[0-9a-f]+)\]/m.exec(trace)?.[1] ?? "";
+  return trace
+    .split("\n")
+    .filter((line) => line.includes(mainIsolate) && line.includes(" gc=s "))
+    .map((line) => ({
+      survivedPct: Number(/new_space_survive_rate_=([\d.]+)/.exec(line)?.[1] ?? Number.NaN),
+      pauseMs: Number(/ pause=([\d.]+)/.exec(line)?.[1] ?? Number.NaN),
+    }));
+}
+
+async function measure(tree: string, upstreams: readonly string[]): Promise<Record<string, string | number>> {
+  const router = await startRouterProcess(upstreams, tree, { nodeFlags: ["--trace-gc-nvp"], cwd: tree });
+  try {
+    const target = { name: tree, url: router.url, pid: router.child.pid ?? 0 };
+    let from = 0;
+    const job = {
+      url: router.url,
+      model: BENCH_MODEL,
+      prompts: "unique" as const,
+      concurrency: Number(values.concurrency),
+      seconds: Number(values.seconds),
+      warmupSeconds: Number(values.warmup),
+    };
+    const { result, cpu } = await loadWindow(target, job, {
+      onMeasuring: () => {
+        from = router.output().length;
+        return undefined;
+      },
+    });
+    const gcs = scavenges(router.output().slice(from));
+    const survived = gcs.map((g) => g.survivedPct);
+    const pauses = gcs.map((g) => g.pauseMs);
+    return {
+      router: tree === HERE ? "this tree" : tree,
+      "req/s": Math.round(result.requests / job.seconds),
+      "CPU µs/req": Math.round(((cpu.user + cpu.system) * 1e6) / Math.max(1, result.requests)),
+      scavenges: gcs.length,
+      "survived % p50": quantile(survived, 0.5),
+      "survived % p90": quantile(survived, 0.9),
+      "pause ms p50": quantile(pauses, 0.5),
+      "pause ms p90": quantile(pauses, 0.9),
+    };
+  } finally {
+    router.child.kill("SIGTERM");
+    if (router.child.exitCode === null) await once(router.child, "exit");
+  }
+}
+
+const sims = await startZeroLatencySims();
+try {
+  const rows = [];
+  for (const tree of [HERE, ...(values.baseline as string[])]) {
+    process.stderr.write(`router-survival: measuring ${tree}\n`);
+    rows.push(await measure(tree, sims.urls));
+  }
+  console.log(
+    `\nclosed loop of ${values.concurrency} over ${values.seconds} s (after ${values.warmup} s untimed); the router's scavenges in that window`,
+  );
+  console.table(rows);
+} finally {
+  await sims.stop();
+}
