@@ -8,11 +8,10 @@
  * per request and the main thread's scavenges and mark-compacts per request with their pauses, all
  * over the measured window, and what started the mark-compacts' marking.
  */
-import { once } from "node:events";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { loadWindow } from "./router/load-window.ts";
-import { BENCH_MODEL, startRouterProcess, startZeroLatencySims } from "./router/targets.ts";
+import { BENCH_MODEL, type Listener, measureEachTree } from "./router/targets.ts";
 
 const { values } = parseArgs({
   options: {
@@ -49,64 +48,50 @@ function collections(trace: string, mainIsolate: string): { gcs: Collection[]; s
   return { gcs, starts };
 }
 
-async function measure(tree: string, upstreams: readonly string[]): Promise<Record<string, string | number>> {
-  const router = await startRouterProcess(upstreams, tree, {
-    nodeFlags: ["--trace-gc", "--trace-incremental-marking"],
-    cwd: tree,
+async function measure(router: Listener, tree: string): Promise<Record<string, string | number>> {
+  const target = { name: tree, url: router.url, pid: router.child.pid ?? 0 };
+  const base = { url: router.url, model: BENCH_MODEL, prompts: "unique" as const };
+  const warmSeconds = Number(values["jit-warmup"]);
+  if (warmSeconds > 0)
+    await loadWindow(target, { ...base, concurrency: 32, seconds: warmSeconds, warmupSeconds: 0 });
+  let from = 0;
+  const rate = Number(values.rate);
+  const job = {
+    ...base,
+    rate,
+    seconds: Number(values.requests) / rate,
+    warmupSeconds: 1,
+    promptBytes: Number(values["prompt-kb"]) * 1024,
+  };
+  const { result, cpu } = await loadWindow(target, job, {
+    onMeasuring: () => {
+      from = router.output().length;
+      return undefined;
+    },
   });
-  try {
-    const target = { name: tree, url: router.url, pid: router.child.pid ?? 0 };
-    const base = { url: router.url, model: BENCH_MODEL, prompts: "unique" as const };
-    const warmSeconds = Number(values["jit-warmup"]);
-    if (warmSeconds > 0)
-      await loadWindow(target, { ...base, concurrency: 32, seconds: warmSeconds, warmupSeconds: 0 });
-    let from = 0;
-    const rate = Number(values.rate);
-    const job = {
-      ...base,
-      rate,
-      seconds: Number(values.requests) / rate,
-      warmupSeconds: 1,
-      promptBytes: Number(values["prompt-kb"]) * 1024,
-    };
-    const { result, cpu } = await loadWindow(target, job, {
-      onMeasuring: () => {
-        from = router.output().length;
-        return undefined;
-      },
-    });
-    const all = router.output();
-    const mainIsolate = /^\[\d+:(0x[0-9a-f]+)\]/m.exec(all)?.[1] ?? "";
-    const { gcs, starts } = collections(all.slice(from), mainIsolate);
-    const n = Math.max(1, result.requests + result.errors);
-    const per = (kind: Collection["kind"], pick: (c: Collection) => number) =>
-      (gcs.filter((c) => c.kind === kind).reduce((sum, c) => sum + pick(c), 0) / n).toFixed(2);
-    return {
-      router: tree === HERE ? "this tree" : tree,
-      requests: result.requests,
-      errors: result.errors,
-      "p50 ms": result.p50.toFixed(2),
-      "CPU ms/req": (((cpu.user + cpu.system) * 1000) / n).toFixed(2),
-      "scavenges/req": per("scavenge", () => 1),
-      "scavenge pause ms/req": per("scavenge", (c) => c.pauseMs),
-      "mark-compacts/req": per("mark-compact", () => 1),
-      "mark-compact ms/req (pause + marking steps)": per("mark-compact", (c) => c.pauseMs + c.markingMs),
-      "marking started by": [...starts].map(([why, count]) => `${why} ×${count}`).join(", ") || "—",
-    };
-  } finally {
-    router.child.kill("SIGTERM");
-    if (router.child.exitCode === null) await once(router.child, "exit");
-  }
+  const all = router.output();
+  const mainIsolate = /^\[\d+:(0x[0-9a-f]+)\]/m.exec(all)?.[1] ?? "";
+  const { gcs, starts } = collections(all.slice(from), mainIsolate);
+  const n = Math.max(1, result.requests + result.errors);
+  const per = (kind: Collection["kind"], pick: (c: Collection) => number) =>
+    (gcs.filter((c) => c.kind === kind).reduce((sum, c) => sum + pick(c), 0) / n).toFixed(2);
+  return {
+    router: tree === HERE ? "this tree" : tree,
+    requests: result.requests,
+    errors: result.errors,
+    "p50 ms": result.p50.toFixed(2),
+    "CPU ms/req": (((cpu.user + cpu.system) * 1000) / n).toFixed(2),
+    "scavenges/req": per("scavenge", () => 1),
+    "scavenge pause ms/req": per("scavenge", (c) => c.pauseMs),
+    "mark-compacts/req": per("mark-compact", () => 1),
+    "mark-compact ms/req (pause + marking steps)": per("mark-compact", (c) => c.pauseMs + c.markingMs),
+    "marking started by": [...starts].map(([why, count]) => `${why} ×${count}`).join(", ") || "—",
+  };
 }
 
-const sims = await startZeroLatencySims();
-try {
-  const rows = [];
-  for (const tree of [HERE, ...(values.baseline as string[])]) rows.push(await measure(tree, sims.urls));
-  console.log(
-    `\n${values.requests} prompts of ${values["prompt-kb"]} KB at ${values.rate} req/s after ${values["jit-warmup"]} s of closed loop; main thread's collections over the measured window`,
-  );
-  console.table(rows);
-} finally {
-  await sims.stop();
-}
+const trees = [HERE, ...(values.baseline as string[])];
+const rows = await measureEachTree(trees, ["--trace-gc", "--trace-incremental-marking"], measure);
+console.log(
+  `\n${values.requests} prompts of ${values["prompt-kb"]} KB at ${values.rate} req/s after ${values["jit-warmup"]} s of closed loop; main thread's collections over the measured window`,
+);
+console.table(rows);

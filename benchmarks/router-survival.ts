@@ -7,11 +7,10 @@
  * p90) and the scavenges' pauses. A request's objects die when it ends, so what survives is what
  * is in flight (about 1%) unless something old still points at ended requests.
  */
-import { once } from "node:events";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { loadWindow } from "./router/load-window.ts";
-import { BENCH_MODEL, startRouterProcess, startZeroLatencySims } from "./router/targets.ts";
+import { BENCH_MODEL, type Listener, measureEachTree } from "./router/targets.ts";
 
 const { values } = parseArgs({
   options: {
@@ -43,55 +42,40 @@ function scavenges(trace: string): { survivedPct: number; pauseMs: number }[] {
     }));
 }
 
-async function measure(tree: string, upstreams: readonly string[]): Promise<Record<string, string | number>> {
-  const router = await startRouterProcess(upstreams, tree, { nodeFlags: ["--trace-gc-nvp"], cwd: tree });
-  try {
-    const target = { name: tree, url: router.url, pid: router.child.pid ?? 0 };
-    let from = 0;
-    const job = {
-      url: router.url,
-      model: BENCH_MODEL,
-      prompts: "unique" as const,
-      concurrency: Number(values.concurrency),
-      seconds: Number(values.seconds),
-      warmupSeconds: Number(values.warmup),
-    };
-    const { result, cpu } = await loadWindow(target, job, {
-      onMeasuring: () => {
-        from = router.output().length;
-        return undefined;
-      },
-    });
-    const gcs = scavenges(router.output().slice(from));
-    const survived = gcs.map((g) => g.survivedPct);
-    const pauses = gcs.map((g) => g.pauseMs);
-    return {
-      router: tree === HERE ? "this tree" : tree,
-      "req/s": Math.round(result.requests / job.seconds),
-      "CPU µs/req": Math.round(((cpu.user + cpu.system) * 1e6) / Math.max(1, result.requests)),
-      scavenges: gcs.length,
-      "survived % p50": quantile(survived, 0.5),
-      "survived % p90": quantile(survived, 0.9),
-      "pause ms p50": quantile(pauses, 0.5),
-      "pause ms p90": quantile(pauses, 0.9),
-    };
-  } finally {
-    router.child.kill("SIGTERM");
-    if (router.child.exitCode === null) await once(router.child, "exit");
-  }
+async function measure(router: Listener, tree: string): Promise<Record<string, string | number>> {
+  const target = { name: tree, url: router.url, pid: router.child.pid ?? 0 };
+  let from = 0;
+  const job = {
+    url: router.url,
+    model: BENCH_MODEL,
+    prompts: "unique" as const,
+    concurrency: Number(values.concurrency),
+    seconds: Number(values.seconds),
+    warmupSeconds: Number(values.warmup),
+  };
+  const { result, cpu } = await loadWindow(target, job, {
+    onMeasuring: () => {
+      from = router.output().length;
+      return undefined;
+    },
+  });
+  const gcs = scavenges(router.output().slice(from));
+  const survived = gcs.map((g) => g.survivedPct);
+  const pauses = gcs.map((g) => g.pauseMs);
+  return {
+    router: tree === HERE ? "this tree" : tree,
+    "req/s": Math.round(result.requests / job.seconds),
+    "CPU µs/req": Math.round(((cpu.user + cpu.system) * 1e6) / Math.max(1, result.requests)),
+    scavenges: gcs.length,
+    "survived % p50": quantile(survived, 0.5),
+    "survived % p90": quantile(survived, 0.9),
+    "pause ms p50": quantile(pauses, 0.5),
+    "pause ms p90": quantile(pauses, 0.9),
+  };
 }
 
-const sims = await startZeroLatencySims();
-try {
-  const rows = [];
-  for (const tree of [HERE, ...(values.baseline as string[])]) {
-    process.stderr.write(`router-survival: measuring ${tree}\n`);
-    rows.push(await measure(tree, sims.urls));
-  }
-  console.log(
-    `\nclosed loop of ${values.concurrency} over ${values.seconds} s (after ${values.warmup} s untimed); the router's scavenges in that window`,
-  );
-  console.table(rows);
-} finally {
-  await sims.stop();
-}
+const rows = await measureEachTree([HERE, ...(values.baseline as string[])], ["--trace-gc-nvp"], measure);
+console.log(
+  `\nclosed loop of ${values.concurrency} over ${values.seconds} s (after ${values.warmup} s untimed); the router's scavenges in that window`,
+);
+console.table(rows);

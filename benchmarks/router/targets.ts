@@ -4,6 +4,7 @@
  * CPU time each process spends (from /proc, so the result holds on a shared machine).
  */
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
+import { once } from "node:events";
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -109,6 +110,35 @@ export function startRouterProcess(
   const flags = ["--port", "0", "--host", "127.0.0.1", "--endpoints", upstreams.join(",")];
   const main = checkout === undefined ? CLI_MAIN : join(checkout, "src/cli/main.ts");
   return startListener([main, "router", ...flags], options);
+}
+
+/**
+ * Measures each of `trees` (source checkouts, this one's root among them) in turn over one pair of
+ * zero-latency simulators: its `llmd router` is started with `flags` (run from the tree), handed to
+ * `measure`, and stopped after it. Returns the rows in the trees' order.
+ */
+export async function measureEachTree<Row>(
+  trees: readonly string[],
+  flags: readonly string[],
+  measure: (router: Listener, tree: string) => Promise<Row>,
+): Promise<Row[]> {
+  const sims = await startZeroLatencySims();
+  try {
+    const rows: Row[] = [];
+    for (const tree of trees) {
+      process.stderr.write(`measuring the router of ${tree}\n`);
+      const router = await startRouterProcess(sims.urls, tree, { nodeFlags: flags, cwd: tree });
+      try {
+        rows.push(await measure(router, tree));
+      } finally {
+        router.child.kill("SIGTERM");
+        if (router.child.exitCode === null) await once(router.child, "exit");
+      }
+    }
+    return rows;
+  } finally {
+    await sims.stop();
+  }
 }
 
 /** Starts the bare Node.js proxy (node-floor.ts) over `upstreams`. */

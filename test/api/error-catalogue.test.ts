@@ -3,9 +3,10 @@
  * reason, Retry-After), and every catalogued code is raised somewhere in src/.
  */
 import assert from "node:assert/strict";
-import { readdirSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { test } from "node:test";
+import { sourceFiles } from "../architecture/source-files.ts";
 import {
   ERROR_CATALOGUE,
   type ErrorSpec,
@@ -40,17 +41,9 @@ test("docs/errors.md lists every catalogued code with its status, type, dropped 
   );
 });
 
-function sources(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
-    const path = join(dir, e.name);
-    if (e.isDirectory()) return sources(path);
-    return e.name.endsWith(".ts") && !e.name.endsWith(".test.ts") ? [path] : [];
-  });
-}
-
 // Catalogue keys are bare identifiers, so a quoted code is a place that raises it.
 test("every catalogued code is raised somewhere in src/ (no dead codes)", () => {
-  const text = sources(join(ROOT, "src"))
+  const text = sourceFiles(join(ROOT, "src"))
     .map((f) => readFileSync(f, "utf8"))
     .join("\n");
   const unused = entries.map(([code]) => code).filter((code) => !text.includes(`"${code}"`));

@@ -5,8 +5,9 @@
  */
 import assert from "node:assert/strict";
 import { readdirSync, readFileSync } from "node:fs";
-import { dirname, join, relative, resolve } from "node:path";
+import { dirname, relative, resolve } from "node:path";
 import { test } from "node:test";
+import { sourceFiles } from "./source-files.ts";
 
 const SRC = resolve(import.meta.dirname, "../../src");
 const IMPORT =
@@ -15,14 +16,6 @@ const IMPORT =
 interface Edge {
   from: string;
   to: string;
-}
-
-function sourceFiles(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
-    const path = join(dir, entry.name);
-    if (entry.isDirectory()) return sourceFiles(path);
-    return entry.name.endsWith(".ts") && !entry.name.endsWith(".test.ts") ? [path] : [];
-  });
 }
 
 /** Every relative import of a non-test source file, as paths relative to `src/`. */

@@ -7,23 +7,16 @@
  * or assign a local instead.
  */
 import assert from "node:assert/strict";
-import { readdirSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { join, relative, resolve } from "node:path";
 import { test } from "node:test";
+import { sourceFiles } from "./source-files.ts";
 
 const SRC = resolve(import.meta.dirname, "../../src");
 /** Folders whose code runs per request in the router. */
 const REQUEST_PATH = ["api", "core", "flow-control", "gateway", "http1", "lifecycle"];
 const LITERAL_TO_PROPERTY =
   /[\w$\]]\.[\w$]+\s*(?:=|\?\?=|\|\|=)\s*(?:async\s+)?(?:function\b|\([^()]*\)\s*(?::[^=]+)?=>|[\w$]+\s*=>)/;
-
-function sourceFiles(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
-    const path = join(dir, entry.name);
-    if (entry.isDirectory()) return sourceFiles(path);
-    return entry.name.endsWith(".ts") && !entry.name.endsWith(".test.ts") ? [path] : [];
-  });
-}
 
 test("the pattern finds a function literal assigned to a property", () => {
   for (const line of [
