@@ -9,6 +9,7 @@
  */
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
+import { percentile } from "../src/measure/percentile.ts";
 import { loadWindow } from "./router/load-window.ts";
 import { BENCH_MODEL, type Listener, measureEachTree } from "./router/targets.ts";
 
@@ -21,14 +22,6 @@ const { values } = parseArgs({
   },
 });
 const HERE = fileURLToPath(new URL("..", import.meta.url));
-
-/** The `p`-quantile (0..1) of `xs`, NaN when empty. */
-function quantile(xs: readonly number[], p: number): number {
-  const sorted = [...xs].sort((a, b) => a - b);
-  return sorted.length === 0
-    ? Number.NaN
-    : (sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))] as number);
-}
 
 /** The main isolate's scavenges in `trace` (`--trace-gc-nvp` lines): survival % and pause ms. */
 function scavenges(trace: string): { survivedPct: number; pauseMs: number }[] {
@@ -67,10 +60,10 @@ async function measure(router: Listener, tree: string): Promise<Record<string, s
     "req/s": Math.round(result.requests / job.seconds),
     "CPU µs/req": Math.round(((cpu.user + cpu.system) * 1e6) / Math.max(1, result.requests)),
     scavenges: gcs.length,
-    "survived % p50": quantile(survived, 0.5),
-    "survived % p90": quantile(survived, 0.9),
-    "pause ms p50": quantile(pauses, 0.5),
-    "pause ms p90": quantile(pauses, 0.9),
+    "survived % p50": percentile(survived, 50),
+    "survived % p90": percentile(survived, 90),
+    "pause ms p50": percentile(pauses, 50),
+    "pause ms p90": percentile(pauses, 90),
   };
 }
 

@@ -10,7 +10,7 @@ import { setMaxListeners } from "node:events";
 import type { ServerResponse } from "node:http";
 import { LlmdError } from "../api/errors.ts";
 import { OpenResponses } from "../core/open-responses.ts";
-import { Interrupt } from "./interrupt.ts";
+import { type Interrupt, interruptOf } from "./interrupt.ts";
 import { sendError } from "./respond.ts";
 
 /** The answer to a request that arrives while the gateway drains. */
@@ -41,8 +41,8 @@ export class GatewayDrain {
    * an AbortSignal (the P/D legs); it has no listener limit.
    */
   readonly signal: AbortSignal = unlimited(this.controller.signal);
-  /** The same moment and reason for the forwarding requests. */
-  readonly deadline = new Interrupt();
+  /** The same moment and reason for the forwarding requests, which watch it by slot. */
+  readonly deadline: Interrupt = interruptOf(this.signal);
 
   /** True from the start of the drain on. */
   get isDraining(): boolean {
@@ -79,7 +79,6 @@ export class GatewayDrain {
       `the router shut down: its drain timeout (${timeoutMs} ms) passed`,
     );
     this.controller.abort(reason);
-    this.deadline.pass(reason);
     // Forwarding requests answer from the abort within a turn of the event loop; what is left
     // (a body still uploading, a handler between stages) is answered here.
     await new Promise((resolve) => setImmediate(resolve));

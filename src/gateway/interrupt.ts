@@ -43,8 +43,9 @@ export class Interrupt {
 }
 
 /**
- * An interrupt that comes when `signal` aborts, with its reason. Its listener stays on `signal`,
- * so this is for a signal that lives as long as one request (an eviction, a request's legs).
+ * An interrupt that comes when `signal` aborts, with its reason. Each call leaves one listener on
+ * `signal`: call it once per signal (the drain's, at startup) or for a signal that lives as long as
+ * one request (an eviction, a request's legs), never per request on a long-lived one.
  */
 export function interruptOf(signal: AbortSignal): Interrupt {
   const interrupt = new Interrupt();
