@@ -48,6 +48,11 @@ export interface EngineOptions {
   maxNumSeqs?: number;
   /** Token budget of one step (prefill chunks + decodes). */
   maxNumBatchedTokens?: number;
+  /**
+   * vLLM's `--long-prefill-token-threshold`: a request takes at most this many tokens of a step,
+   * so the rest of the budget starts the requests queued behind a long prompt (0 = no cap).
+   */
+  longPrefillTokenThreshold?: number;
   /** Longest prompt + output accepted; default is the model's native window. */
   maxModelLen?: number;
   enablePrefixCaching?: boolean;
@@ -99,6 +104,7 @@ export const ENGINE_DEFAULTS = {
   gpuMemoryGb: 141,
   maxNumSeqs: 256,
   maxNumBatchedTokens: 8192,
+  longPrefillTokenThreshold: 0,
   enablePrefixCaching: true,
   cpuOffloadGb: 0,
   cpuOffloadGBps: 52,
@@ -136,6 +142,7 @@ export function resolveEngineOptions(options: EngineOptions = {}): ResolvedEngin
   checkRange("gpuMemoryGb", o.gpuMemoryGb, 1e-6, 1e6);
   checkInt("maxNumSeqs", o.maxNumSeqs, 1, 1e6);
   checkInt("maxNumBatchedTokens", o.maxNumBatchedTokens, 1, 1e8);
+  checkInt("longPrefillTokenThreshold", o.longPrefillTokenThreshold, 0, 1e8);
   if (o.schedulingPolicy !== "fcfs" && o.schedulingPolicy !== "priority") {
     fail("schedulingPolicy", `expected fcfs or priority, got ${o.schedulingPolicy}`);
   }

@@ -1,7 +1,8 @@
 /**
  * Continuous batching as vLLM v1 schedules it: one token budget per step; running sequences first
  * (decodes, then continuing chunked prefills), then waiting ones in queue order (FCFS, or by
- * (priority, arrival)) while seats (maxNumSeqs) and budget last. When blocks run out, a running
+ * (priority, arrival)) while seats (maxNumSeqs) and budget last. With a long-prefill threshold no
+ * sequence takes more than that many tokens of a step. When blocks run out, a running
  * sequence is preempted by recompute: the newest one (FCFS) or the lowest-priority, newest one
  * (priority); its blocks are freed and it goes back to the queue.
  */
@@ -25,14 +26,20 @@ export class BatchScheduler {
   private arrivals = 0;
   private readonly maxNumSeqs: number;
   private readonly maxNumBatchedTokens: number;
+  /** Most tokens one sequence takes in a step (longPrefillTokenThreshold; no cap = Infinity). */
+  private readonly chunkCap: number;
   private readonly byPriority: boolean;
 
   constructor(
     private readonly kv: KvManager,
-    options: Pick<ResolvedEngineOptions, "maxNumSeqs" | "maxNumBatchedTokens" | "schedulingPolicy">,
+    options: Pick<
+      ResolvedEngineOptions,
+      "maxNumSeqs" | "maxNumBatchedTokens" | "longPrefillTokenThreshold" | "schedulingPolicy"
+    >,
   ) {
     this.maxNumSeqs = options.maxNumSeqs;
     this.maxNumBatchedTokens = options.maxNumBatchedTokens;
+    this.chunkCap = options.longPrefillTokenThreshold > 0 ? options.longPrefillTokenThreshold : Infinity;
     this.byPriority = options.schedulingPolicy === "priority";
     this.waiting = createWaitingQueue(options.schedulingPolicy);
   }
@@ -74,7 +81,7 @@ export class BatchScheduler {
     for (let i = 0; i < this.running.length && this.budget > 0; i++) {
       const s = this.running[i]!;
       if (s.decoding !== decoding || s.scheduled) continue;
-      const n = Math.min(s.total - s.computed, this.budget);
+      const n = Math.min(s.total - s.computed, this.chunkCap, this.budget);
       if (this.reserve(s, n, preempted)) this.take(s, n);
     }
   }
@@ -117,7 +124,7 @@ export class BatchScheduler {
     while (this.budget > 0 && this.running.length < this.maxNumSeqs) {
       const s = this.peekWaiting();
       if (!s) return;
-      const n = this.kv.admit(s, this.budget, shape);
+      const n = this.kv.admit(s, Math.min(this.chunkCap, this.budget), shape);
       if (n === 0) return;
       this.waiting.shift();
       this.waitingCount--;

@@ -111,6 +111,7 @@ export const simConfigSchema = z
     "max-loras": int(1).default(1),
     "max-num-seqs": int(1).optional(),
     "max-num-batched-tokens": int(1).optional(),
+    "long-prefill-token-threshold": int(0).optional(),
     "max-model-len": int(1).optional(),
     "max-waiting-queue-length": int(1).default(1000),
     "block-size": z.coerce

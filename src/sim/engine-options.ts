@@ -27,6 +27,7 @@ export function toEngineOptions(config: SimConfig, seed: number): EngineOptions 
     kvCacheSize: config["kv-cache-size"],
     maxNumSeqs: config["max-num-seqs"],
     maxNumBatchedTokens: config["max-num-batched-tokens"],
+    longPrefillTokenThreshold: config["long-prefill-token-threshold"],
     maxModelLen: config["max-model-len"],
     cpuOffloadGb: config["cpu-offload-gb"],
     schedulingPolicy: config["scheduling-policy"],

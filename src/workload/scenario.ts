@@ -82,6 +82,8 @@ const engineSchema = z
     maxModelLen: z.int().positive().optional(),
     maxNumSeqs: z.int().positive().optional(),
     maxNumBatchedTokens: z.int().positive().optional(),
+    /** vLLM's `--long-prefill-token-threshold` (0 = no cap). */
+    longPrefillTokenThreshold: z.int().nonnegative().optional(),
     gpuMemoryUtilization: z.number().gt(0).max(1).optional(),
     kvCacheSize: z.int().positive().optional(),
     cpuOffloadGb: z.number().nonnegative().optional(),

@@ -28,6 +28,10 @@ const FLAGS: [flags: string, description: string][] = [
     "fcfs (default) or priority: waiting requests by body `priority`, lower first",
   ],
   ["--max-num-batched-tokens <n>", "token budget of one step (default 8192)"],
+  [
+    "--long-prefill-token-threshold <n>",
+    "most tokens one request takes of a step, so short prompts start beside a long one (default 0 = no cap)",
+  ],
   ["--max-model-len <n>", "longest prompt + output in tokens (default: the profile model's window)"],
   ["--max-waiting-queue-length <n>", "waiting requests before 429 (default 1000)"],
   ["--block-size <n>", "tokens per KV block: 8|16|32|64|128 (default 16)"],

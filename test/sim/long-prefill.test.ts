@@ -1,0 +1,45 @@
+/**
+ * `--long-prefill-token-threshold` over HTTP: a short prompt sent while a long one prefills is served
+ * beside it, so it finishes first; without the threshold it waits for the long prefill.
+ */
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { MODEL, metric, startTestSim, waitForMetrics } from "./helpers.ts";
+
+async function complete(url: string, prompt: string, maxTokens: number, done: string[], id: string) {
+  const res = await fetch(`${url}/v1/completions`, {
+    method: "POST",
+    body: JSON.stringify({ model: MODEL, prompt, max_tokens: maxTokens, ignore_eos: true }),
+  });
+  assert.equal(res.status, 200, await res.clone().text());
+  await res.json();
+  done.push(id);
+}
+
+/** Order in which a ≈ 6,000-token prompt and a short one sent during its prefill finished. */
+async function finishOrder(threshold: number | undefined): Promise<string[]> {
+  const sim = await startTestSim({
+    "max-num-batched-tokens": 1024,
+    "long-prefill-token-threshold": threshold,
+    "latency-calculator": "per-token",
+    "prefill-time-per-token": "0.25ms",
+  });
+  try {
+    const done: string[] = [];
+    const long = complete(sim.url, "hello ".repeat(4000), 1, done, "long");
+    await waitForMetrics(sim.url, (s) => metric(s, "vllm:num_requests_running") === 1, 5_000);
+    await complete(sim.url, "hi", 2, done, "short");
+    await long;
+    return done;
+  } finally {
+    await sim.close();
+  }
+}
+
+test("with a long-prefill threshold a short prompt is served beside a long prefill", async () => {
+  assert.deepEqual(await finishOrder(256), ["short", "long"]);
+});
+
+test("without one (vLLM's default) the short prompt waits for the long prefill", async () => {
+  assert.deepEqual(await finishOrder(undefined), ["long", "short"]);
+});
