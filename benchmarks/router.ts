@@ -18,6 +18,8 @@
  * per token; 0 skips it), and the issue's targets as measured in this run. `--baseline <dir>` adds the `llmd router` of another
  * source tree (an earlier commit, e.g. `git archive <commit> | tar -x -C <dir>` with
  * node_modules linked) as a last target, measured in the same rounds: a before/after in one run.
+ * `--router-node-flags "<flags>"` adds this tree's `llmd router` started with those Node.js flags
+ * (e.g. `--single-threaded-gc`) as a target of its own, the same before/after for a runtime flag.
  * Before any case, every target serves `--jit-warmup` seconds of closed-loop load, untimed: V8
  * compiles a process's hot code over its first tens of thousands of requests (on 4 background
  * threads, counted in its CPU), and a router with many plugins takes longer to get there than
@@ -57,6 +59,7 @@ const { values } = parseArgs({
     "stream-tokens": { type: "string", default: "200" },
     "split-tokens": { type: "string", default: "20" },
     baseline: { type: "string" },
+    "router-node-flags": { type: "string" },
     "jit-warmup": { type: "string", default: "15" },
   },
 });
@@ -155,12 +158,21 @@ async function startTargets(): Promise<{
   const baseline = values.baseline ? await startRouterProcess(sims.urls, values.baseline) : undefined;
   if (baseline)
     targets.push({ name: "llmd router (baseline)", url: baseline.url, pid: baseline.child.pid ?? 0 });
+  const nodeFlags = values["router-node-flags"]?.split(" ").filter((flag) => flag !== "");
+  const flagged = nodeFlags ? await startRouterProcess(sims.urls, undefined, { nodeFlags }) : undefined;
+  if (flagged)
+    targets.push({
+      name: `llmd router (${nodeFlags!.join(" ")})`,
+      url: flagged.url,
+      pid: flagged.child.pid ?? 0,
+    });
   const children = [
     router.child,
     floor.child,
     ...(nginx ? [nginx.child] : []),
     pipe.child,
     ...(baseline ? [baseline.child] : []),
+    ...(flagged ? [flagged.child] : []),
   ];
   for (const child of [...sims.children, ...children]) prioritise(child.pid);
   return { targets, children, stopSims: () => sims.stop() };
@@ -212,7 +224,7 @@ async function throughputTable(targets: Target[], seconds: number, warmup: numbe
   return results;
 }
 
-/** Results indexed like the targets: direct, router, floor, then nginx (when installed), the net pipe and the baseline. */
+/** Results indexed like the targets: direct, router, floor, then nginx (when installed), the net pipe, the baseline and the flagged router. */
 interface CaseResults {
   latency?: Measured[][];
   throughput?: Measured[];
