@@ -44,6 +44,7 @@ import {
   scheduleDelta,
   ThreadGroupSchedule,
   threadIds,
+  untilQuiet,
 } from "./tokenize-turn/thread-schedule.ts";
 
 const DEFAULT_CONFIG = new URL("../examples/configs/default.yaml", import.meta.url);
@@ -177,6 +178,7 @@ async function scheduler(
   for (const plugin of hosted) await plugin.start();
   const started = threadIds().filter((tid) => !before.has(tid));
   if (started.length > 0) sections.worker = new ThreadGroupSchedule(started);
+  sections.background = new ThreadGroupSchedule(threadIds().filter((tid) => tid !== process.pid));
   // Spans first, so a producer's span ends before the section its promise closes.
   probeScheduler(loaded.scheduler);
   probeClasses();
@@ -221,7 +223,7 @@ async function decide(
 ): Promise<Decision> {
   if (collect) {
     collect();
-    await new Promise((resolve) => setTimeout(resolve, 2));
+    if (sections.background) await untilQuiet(sections.background);
   }
   const parsed = JSON.parse(body) as { messages: Message[] };
   const gc = watchGc();

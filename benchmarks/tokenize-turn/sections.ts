@@ -26,6 +26,8 @@ export class Sections {
   private readonly loop = new ThreadSchedule();
   /** The tokenizer worker's threads, once the case started them. */
   worker: ThreadGroupSchedule | null = null;
+  /** Every thread of the process but the event loop's (V8's platform threads, the worker's). */
+  background: ThreadGroupSchedule | null = null;
   /** The longest section of the running turn. */
   longest = 0;
   /** Where it was (`performance.now()` times). */
@@ -91,6 +93,7 @@ export class Sections {
   release(): void {
     this.loop.close();
     this.worker?.close();
+    this.background?.close();
   }
 
   private resume(): void {

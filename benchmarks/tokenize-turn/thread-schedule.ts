@@ -115,6 +115,24 @@ export class ThreadGroupSchedule {
   }
 }
 
+/**
+ * Resolves once `threads` have not been on a CPU for `quietMs` in a row (polled every
+ * millisecond), or after `maxMs`: the background work a forced collection leaves (V8's
+ * concurrent sweeping on its platform threads) is done before a timed run starts.
+ */
+export async function untilQuiet(threads: ThreadGroupSchedule, quietMs = 3, maxMs = 200): Promise<void> {
+  const deadline = performance.now() + maxMs;
+  let last = threads.read().cpuNs;
+  let quietSince = performance.now();
+  while (performance.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 1));
+    const now = threads.read().cpuNs;
+    if (now !== last) quietSince = performance.now();
+    else if (performance.now() - quietSince >= quietMs) return;
+    last = now;
+  }
+}
+
 function readText(fd: number): string {
   const n = readSync(fd, scratch, 0, scratch.length, 0);
   return scratch.toString("latin1", 0, n);
