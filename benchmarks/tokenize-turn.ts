@@ -1,5 +1,5 @@
 /**
- * `npm run bench -- tokenize-turn [--smoke] [--history=200000] [--new=2000] [--iterations=200]
+ * `npm run bench -- tokenize-turn [--smoke] [--history=200000] [--new=2000] [--iterations=200] [--threads]
  * [--config=examples/configs/default.yaml]`:
  * what a real tokenizer adds to a chat turn in the router. Conversations of about `--history`
  * Llama-3.1 tokens that the router has already seen get a new turn adding `--new` tokens (an
@@ -47,6 +47,12 @@ import {
   untilQuiet,
 } from "./tokenize-turn/thread-schedule.ts";
 
+/**
+ * `--threads`: also read the process's other threads (V8's platform threads) at every section
+ * boundary, to tell whose CPU time a waiting block lost; the extra reads lengthen each section by
+ * a few tens of µs, so this is a diagnostic mode, off by default.
+ */
+const attributeThreads = process.argv.includes("--threads");
 const DEFAULT_CONFIG = new URL("../examples/configs/default.yaml", import.meta.url);
 const CHAT = "/v1/chat/completions";
 const MODEL = "meta-llama/Llama-3.1-8B-Instruct";
@@ -179,6 +185,10 @@ async function scheduler(
   const started = threadIds().filter((tid) => !before.has(tid));
   if (started.length > 0) sections.worker = new ThreadGroupSchedule(started);
   sections.background = new ThreadGroupSchedule(threadIds().filter((tid) => tid !== process.pid));
+  if (attributeThreads)
+    sections.others = new ThreadGroupSchedule(
+      threadIds().filter((tid) => tid !== process.pid && !started.includes(tid)),
+    );
   // Spans first, so a producer's span ends before the section its promise closes.
   probeScheduler(loaded.scheduler);
   probeClasses();
@@ -207,6 +217,8 @@ interface Decision {
   /** The event loop's thread during the longest block, and the worker's on-CPU ms meanwhile. */
   schedule: ScheduleDelta;
   workerCpuMs: number;
+  /** With `--threads`: the process's other threads' (V8's) on-CPU ms during the longest block. */
+  othersCpuMs: number;
   /** The event loop's thread's involuntary context switches in the turn. */
   involuntary: number;
   /** Its runqueue wait between a handoff to the worker and the reply, and the worker's on-CPU ms meanwhile. */
@@ -266,6 +278,7 @@ async function decide(
     spans: recorded,
     schedule: sections.longestSchedule,
     workerCpuMs: sections.longestWorkerCpuMs,
+    othersCpuMs: sections.longestOthersCpuMs,
     involuntary: switched,
     handoffWaitMs: sections.handoffWaitMs,
     handoffWorkerCpuMs: sections.handoffWorkerCpuMs,
@@ -488,6 +501,9 @@ export function tokenizeTurnSchedule(rows: readonly TokenizeTurnRow[]): Record<s
     "handoffs that waited: wait / worker on-CPU ms": `${s.handoffs.waited}: ${ms(s.handoffs.waitMs)} / ${ms(s.handoffs.workerCpuMs)}`,
     "blocks > 1 ms: on-CPU > 1 ms; wall / wait ms": `${s.over.blocks}: ${s.over.onCpu}; ${ms(s.over.wallMs)} / ${ms(s.over.waitMs)}`,
     "blocks that waited (ms): worker on a CPU then (ms)": `${s.waited.blocks} (${ms(s.waited.waitMs)}): ${s.waited.withWorker} (${ms(s.waited.withWorkerWaitMs)})`,
+    ...(attributeThreads && {
+      "of them, V8's threads on a CPU: blocks (their on-CPU ms)": `${s.waited.withOthers} (${ms(s.waited.othersCpuMs)})`,
+    }),
   }));
 }
 

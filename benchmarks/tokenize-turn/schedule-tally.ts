@@ -32,7 +32,15 @@ export interface ScheduleRow {
   /** Blocks over 1 ms of wall time, those of them over 1 ms on a CPU, their wall and wait ms together. */
   over: { blocks: number; onCpu: number; wallMs: number; waitMs: number };
   /** Blocks that waited on a runqueue, those during which the worker ran, and their waits in ms. */
-  waited: { blocks: number; waitMs: number; withWorker: number; withWorkerWaitMs: number };
+  waited: {
+    blocks: number;
+    waitMs: number;
+    withWorker: number;
+    withWorkerWaitMs: number;
+    /** With `--threads`: of them, those during which another thread of the process (V8's) ran, and its on-CPU ms. */
+    withOthers: number;
+    othersCpuMs: number;
+  };
   /** Handoffs after which the loop waited, their waits and the worker's on-CPU ms meanwhile. */
   handoffs: { waited: number; waitMs: number; workerCpuMs: number };
 }
@@ -42,6 +50,7 @@ export interface TurnSchedule {
   blockMs: number;
   schedule: ScheduleDelta;
   workerCpuMs: number;
+  othersCpuMs: number;
   involuntary: number;
   handoffWaitMs: number;
   handoffWorkerCpuMs: number;
@@ -57,7 +66,14 @@ export class ScheduleTally {
   private readonly controlWait: number[] = [];
   private readonly switches: number[] = [];
   private readonly over = { blocks: 0, onCpu: 0, wallMs: 0, waitMs: 0 };
-  private readonly waited = { blocks: 0, waitMs: 0, withWorker: 0, withWorkerWaitMs: 0 };
+  private readonly waited = {
+    blocks: 0,
+    waitMs: 0,
+    withWorker: 0,
+    withWorkerWaitMs: 0,
+    withOthers: 0,
+    othersCpuMs: 0,
+  };
   private readonly handoffs = { waited: 0, waitMs: 0, workerCpuMs: 0 };
 
   /** One turn: its longest block's wall ms and schedule, the worker's on-CPU ms meanwhile, the turn's switches and handoff wait. */
@@ -81,6 +97,10 @@ export class ScheduleTally {
     if (block.waitMs < WAITED_MS) return;
     this.waited.blocks++;
     this.waited.waitMs += block.waitMs;
+    if (one.othersCpuMs > 0) {
+      this.waited.withOthers++;
+      this.waited.othersCpuMs += one.othersCpuMs;
+    }
     if (workerCpuMs <= 0) return;
     this.waited.withWorker++;
     this.waited.withWorkerWaitMs += block.waitMs;

@@ -22,12 +22,15 @@ export class Sections {
   private resumed = 0;
   private resumedSchedule = NOBODY;
   private resumedWorker = NOBODY;
+  private resumedOthers = NOBODY;
   /** The event loop's thread (the one that made this). */
   private readonly loop = new ThreadSchedule();
   /** The tokenizer worker's threads, once the case started them. */
   worker: ThreadGroupSchedule | null = null;
   /** Every thread of the process but the event loop's (V8's platform threads, the worker's). */
   background: ThreadGroupSchedule | null = null;
+  /** With `--threads`: the threads that are neither the loop's nor the worker's, read like the worker's. */
+  others: ThreadGroupSchedule | null = null;
   /** The longest section of the running turn. */
   longest = 0;
   /** Where it was (`performance.now()` times). */
@@ -36,6 +39,8 @@ export class Sections {
   longestSchedule: ScheduleDelta = scheduleDelta(NOBODY, NOBODY);
   /** The worker's threads' on-CPU ms during it. */
   longestWorkerCpuMs = 0;
+  /** The other threads' on-CPU ms during it (0 without `others`). */
+  longestOthersCpuMs = 0;
   /** All its sections together: the turn's time on the event loop. */
   onLoop = 0;
   /** The event loop's runqueue wait between its sections (from a handoff to the reply), ms. */
@@ -72,6 +77,7 @@ export class Sections {
     const now = performance.now();
     const schedule = this.loop.read();
     const worker = this.worker?.read() ?? NOBODY;
+    const others = this.others?.read() ?? NOBODY;
     const section = now - this.resumed;
     this.closedSchedule = schedule;
     this.closedWorker = worker;
@@ -80,6 +86,7 @@ export class Sections {
       this.longestAt = [this.resumed, now];
       this.longestSchedule = scheduleDelta(this.resumedSchedule, schedule);
       this.longestWorkerCpuMs = (worker.cpuNs - this.resumedWorker.cpuNs) / 1e6;
+      this.longestOthersCpuMs = (others.cpuNs - this.resumedOthers.cpuNs) / 1e6;
     }
     this.onLoop += section;
   }
@@ -94,12 +101,14 @@ export class Sections {
     this.loop.close();
     this.worker?.close();
     this.background?.close();
+    this.others?.close();
   }
 
   private resume(): void {
     this.resumed = performance.now();
     this.resumedSchedule = this.loop.read();
     this.resumedWorker = this.worker?.read() ?? NOBODY;
+    this.resumedOthers = this.others?.read() ?? NOBODY;
     if (!this.closedSchedule) return;
     this.handoffWaitMs += scheduleDelta(this.closedSchedule, this.resumedSchedule).waitMs;
     this.handoffWorkerCpuMs += (this.resumedWorker.cpuNs - this.closedWorker.cpuNs) / 1e6;
