@@ -63,6 +63,17 @@ export async function waitForMetrics(
   }
 }
 
+/** POSTs `body` (with the test model) to `url`'s `/v1/completions`; fails unless 200; the parsed answer. */
+export async function completion<T = unknown>(url: string, body: Record<string, unknown>): Promise<T> {
+  const res = await fetch(`${url}/v1/completions`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ model: MODEL, ...body }),
+  });
+  assert.equal(res.status, 200, await res.clone().text());
+  return (await res.json()) as T;
+}
+
 /** Prompt text of exactly `tokens` built-in tokens, distinct per `tag` from its first token on. */
 export function promptOfTokens(tokens: number, tag: string): string {
   const unit = `${tag}:abc-`.padEnd(4, "_").slice(0, 4);

@@ -9,7 +9,7 @@ import { decode } from "@msgpack/msgpack";
 import { Dealer, Subscriber } from "zeromq";
 import type { SimServer } from "../../src/sim/server.ts";
 import { defaultTokenizer } from "../../src/tokenizer/tokenizer.ts";
-import { MODEL, promptOfTokens, startTestSim } from "./helpers.ts";
+import { completion, MODEL, promptOfTokens, startTestSim } from "./helpers.ts";
 
 const BLOCK = 16;
 const END_SEQ = 0xffff_ffff_ffff_ffffn;
@@ -118,13 +118,7 @@ async function resetPrefixCache(sim: SimServer): Promise<boolean> {
 }
 
 async function complete(sim: SimServer, prompt: string, maxTokens = 1): Promise<void> {
-  const res = await fetch(`${sim.url}/v1/completions`, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({ model: MODEL, prompt, max_tokens: maxTokens }),
-  });
-  assert.equal(res.status, 200, await res.clone().text());
-  await res.json();
+  await completion(sim.url, { prompt, max_tokens: maxTokens });
 }
 
 /** Asks the replay socket for every kept batch from `start`; returns them and checks the sentinel. */

@@ -4,15 +4,10 @@
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { MODEL, metric, startTestSim, waitForMetrics } from "./helpers.ts";
+import { completion, metric, startTestSim, waitForMetrics } from "./helpers.ts";
 
 async function complete(url: string, prompt: string, maxTokens: number, done: string[], id: string) {
-  const res = await fetch(`${url}/v1/completions`, {
-    method: "POST",
-    body: JSON.stringify({ model: MODEL, prompt, max_tokens: maxTokens, ignore_eos: true }),
-  });
-  assert.equal(res.status, 200, await res.clone().text());
-  await res.json();
+  await completion(url, { prompt, max_tokens: maxTokens, ignore_eos: true });
   done.push(id);
 }
 

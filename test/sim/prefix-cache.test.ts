@@ -1,7 +1,7 @@
 /** Prefix caching, LRU eviction and preemption as seen over HTTP (usage and /metrics). */
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { MODEL, metric, promptOfTokens, scrape, startTestSim } from "./helpers.ts";
+import { completion, metric, promptOfTokens, scrape, startTestSim } from "./helpers.ts";
 
 interface CompletionBody {
   usage: {
@@ -11,14 +11,7 @@ interface CompletionBody {
   };
 }
 
-async function complete(url: string, body: Record<string, unknown>): Promise<CompletionBody> {
-  const res = await fetch(`${url}/v1/completions`, {
-    method: "POST",
-    body: JSON.stringify({ model: MODEL, ...body }),
-  });
-  assert.equal(res.status, 200, await res.clone().text());
-  return (await res.json()) as CompletionBody;
-}
+const complete = (url: string, body: Record<string, unknown>) => completion<CompletionBody>(url, body);
 
 test("a shared 10,000-token prefix is served from cache with a lower TTFT", async () => {
   // Measured H200 profile timing, 10× faster than real time; latencies are read in engine time.

@@ -1,7 +1,7 @@
 /** `--scheduling-policy priority` over HTTP: the body's `priority` orders the waiting queue (lower first). */
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { MODEL, metric, startTestSim, waitForMetrics } from "./helpers.ts";
+import { completion, MODEL, metric, startTestSim, waitForMetrics } from "./helpers.ts";
 
 /** Waits until the simulator reports `waiting` queued requests (its one seat taken). */
 async function untilWaiting(url: string, waiting: number): Promise<void> {
@@ -20,18 +20,7 @@ async function completeAndStamp(
   done: string[],
   id: string,
 ) {
-  const res = await fetch(`${url}/v1/completions`, {
-    method: "POST",
-    body: JSON.stringify({
-      model: MODEL,
-      prompt: "hello there",
-      max_tokens: maxTokens,
-      ignore_eos: true,
-      priority,
-    }),
-  });
-  assert.equal(res.status, 200, await res.clone().text());
-  await res.json();
+  await completion(url, { prompt: "hello there", max_tokens: maxTokens, ignore_eos: true, priority });
   done.push(id);
 }
 
