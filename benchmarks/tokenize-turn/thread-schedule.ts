@@ -118,9 +118,11 @@ export class ThreadGroupSchedule {
 /**
  * Resolves once `threads` have not been on a CPU for `quietMs` in a row (polled every
  * millisecond), or after `maxMs`: the background work a forced collection leaves (V8's
- * concurrent sweeping on its platform threads) is done before a timed run starts.
+ * concurrent sweeping on its platform threads) is done before a timed run starts. Another
+ * thread's on-CPU time moves only at the kernel's ticks while it runs (4 ms at HZ=250), so the
+ * quiet window is longer than a tick.
  */
-export async function untilQuiet(threads: ThreadGroupSchedule, quietMs = 3, maxMs = 200): Promise<void> {
+export async function untilQuiet(threads: ThreadGroupSchedule, quietMs = 6, maxMs = 200): Promise<void> {
   const deadline = performance.now() + maxMs;
   let last = threads.read().cpuNs;
   let quietSince = performance.now();
