@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { ManualClock } from "../../../core/clock.ts";
-import { type IndexKvEvent, readPrefixMatch } from "../../../kv-index/index.ts";
+import { type IndexKvEvent, matchRatio, readPrefixMatch } from "../../../kv-index/index.ts";
 import { makeContext, makeEndpoint, makeEnv } from "../../framework/testing.ts";
 import { instantiate, resultFor } from "../testing.ts";
 import {
@@ -60,12 +60,23 @@ test("matches what an endpoint's events show, weighted by tier", () => {
   const { match } = produce(producer, prompt);
   assert.deepEqual(match.byEndpoint.get("default/a"), {
     matchBlocks: 6,
-    totalBlocks: 6,
+    totalBlocks: 7, // the 10-token tail counts as a block no engine holds
     blockSizeTokens: 64,
     weightedMatchBlocks: 6,
   });
   assert.equal(match.byEndpoint.get("default/b")!.matchBlocks, 2);
   assert.ok(Math.abs(match.byEndpoint.get("default/b")!.weightedMatchBlocks! - 1.6) < 1e-9);
+});
+
+test("a prompt half held up to its partial tail is under half matched, as the approximate producer counts it", () => {
+  const producer = instantiate<PrecisePrefixCacheProducer>(definition, {
+    tokenProcessorConfig: { blockSize: 64 },
+  });
+  const prompt = tokens(64 * 16 + 11, 3); // a Mooncake prompt: 512 shared tokens of 1,035
+  producer.kvEvents([stored(prompt.subarray(0, 64 * 8))], "default/a", "m");
+  const info = produce(producer, prompt).match.byEndpoint.get("default/a");
+  assert.equal(info!.matchBlocks, 8);
+  assert.ok(matchRatio(info) < 0.5, `ratio ${matchRatio(info)}`);
 });
 
 test("keys are computed only as far as a match can reach", () => {

@@ -8,6 +8,7 @@ import { durationMsSchema, quantitySchema } from "../../../core/units.ts";
 import type { Endpoint } from "../../../endpoints/endpoint.ts";
 import { KvEventSubscriber } from "../../../kv-events/subscriber.ts";
 import {
+  blockCount,
   DEFAULT_TIERS,
   type IndexKvEvent,
   PreciseIndex,
@@ -134,7 +135,9 @@ export class PrecisePrefixCache implements Omit<HostedPlugin, "type" | "name"> {
     // Tokenized once per request: later plugins read the same `request.tokens`.
     const tokens = (request.tokens ??= this.tokenizer.encode(request.promptText));
     const blockSizeTokens = this.blockSizeTokens;
-    const totalBlocks = Math.floor(tokens.length / blockSizeTokens);
+    // The trailing partial block counts, as the approximate producer counts it: no engine caches
+    // it, so the same prompt with the same tokens cached has the same match ratio under both.
+    const totalBlocks = blockCount(tokens.length, blockSizeTokens);
     const endpointKeys = endpoints.map((e) => e.metadata.key);
     // Keys only as far as a match reaches: a prompt nobody holds costs one key.
     const matched = this.index.matchTokens(tokens, request.model, endpointKeys, this.clock.now());
