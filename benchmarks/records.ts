@@ -11,7 +11,7 @@
  * fold runs' (warm-up 60 s, 300 s, drain cut 420 s); `--kv-tokens` is one h200-llama3-8b
  * replica's KV (53,854 blocks of 16). Sessions are read from Weka request ids (`weka:<session>:…`).
  */
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { basename } from "node:path";
 import { parseArgs } from "node:util";
 import type { RequestRecord } from "../src/measure/records.ts";
@@ -31,6 +31,13 @@ const { values, positionals } = parseArgs({
 });
 if (positionals.length === 0) {
   console.error("usage: npm run bench -- records <records.json> [more.json …] [options]");
+  process.exit(2);
+}
+const missing = positionals.filter((file) => !existsSync(file));
+if (missing.length > 0) {
+  console.error(
+    `no such records file: ${missing.join(", ")} (the runs write <policy>-<cell>.json under --records)`,
+  );
   process.exit(2);
 }
 
