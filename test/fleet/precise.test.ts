@@ -97,13 +97,15 @@ describe("precise prefix routing in the fleet simulator", () => {
     clock.set(delivery.deliverAtMs);
     feed.deliver(delivery);
     assert.equal(matched(), 1024 / 64, "every full 64-token block of the prompt is held");
-    // speculativeIndexing: a decision counts as held until its events confirm it or 2 s pass.
+    // speculativeIndexing: a decision counts as held until its events confirm it or 30 s pass.
     const other = tokens.map((t) => t + 1);
     const decided = context(other);
     producer.produce(decided, [replica.endpoint]);
     (producer as unknown as PreRequest).preRequest(decided, resultFor(replica.endpoint));
     assert.equal(matched(other), 1024 / 64);
-    clock.set(delivery.deliverAtMs + 2001);
+    clock.set(delivery.deliverAtMs + 29_999);
+    assert.equal(matched(other), 1024 / 64, "still held while a request may wait in the queue");
+    clock.set(delivery.deliverAtMs + 30_001);
     assert.equal(matched(other), 0, "the speculative entry expired unconfirmed");
   });
 });
