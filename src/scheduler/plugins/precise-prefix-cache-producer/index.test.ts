@@ -3,6 +3,10 @@ import { test } from "node:test";
 import { ManualClock } from "../../../core/clock.ts";
 import { type IndexKvEvent, matchRatio, readPrefixMatch } from "../../../kv-index/index.ts";
 import { makeContext, makeEndpoint, makeEnv } from "../../framework/testing.ts";
+import {
+  type ApproxPrefixCacheProducer,
+  definition as approxDefinition,
+} from "../approx-prefix-cache-producer/index.ts";
 import { instantiate, resultFor } from "../testing.ts";
 import {
   definition,
@@ -77,6 +81,11 @@ test("a prompt half held up to its partial tail is under half matched, as the ap
   const info = produce(producer, prompt).match.byEndpoint.get("default/a");
   assert.equal(info!.matchBlocks, 8);
   assert.ok(matchRatio(info) < 0.5, `ratio ${matchRatio(info)}`);
+  const approx = instantiate<ApproxPrefixCacheProducer>(approxDefinition, { blockSizeTokens: 64 });
+  const ctx = makeContext({ model: "m", tokens: prompt });
+  approx.produce(ctx, endpoints);
+  const counted = readPrefixMatch(ctx.state, approx.stateKey)!.byEndpoint.get("default/a")!;
+  assert.equal(info!.totalBlocks, counted.totalBlocks, "both producers count the same blocks");
 });
 
 test("keys are computed only as far as a match can reach", () => {
