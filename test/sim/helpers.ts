@@ -74,6 +74,17 @@ export async function completion<T = unknown>(url: string, body: Record<string, 
   return (await res.json()) as T;
 }
 
+/** `completion`, then `id` appended to `done`: the order in which concurrent requests finished. */
+export async function completeInto(
+  done: string[],
+  id: string,
+  url: string,
+  body: Record<string, unknown>,
+): Promise<void> {
+  await completion(url, body);
+  done.push(id);
+}
+
 /** Prompt text of exactly `tokens` built-in tokens, distinct per `tag` from its first token on. */
 export function promptOfTokens(tokens: number, tag: string): string {
   const unit = `${tag}:abc-`.padEnd(4, "_").slice(0, 4);

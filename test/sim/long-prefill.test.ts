@@ -4,12 +4,7 @@
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { completion, metric, startTestSim, waitForMetrics } from "./helpers.ts";
-
-async function complete(url: string, prompt: string, maxTokens: number, done: string[], id: string) {
-  await completion(url, { prompt, max_tokens: maxTokens, ignore_eos: true });
-  done.push(id);
-}
+import { completeInto, metric, startTestSim, waitForMetrics } from "./helpers.ts";
 
 /** Order in which a ≈ 6,000-token prompt and a short one sent during its prefill finished. */
 async function finishOrder(threshold: number | undefined): Promise<string[]> {
@@ -21,9 +16,13 @@ async function finishOrder(threshold: number | undefined): Promise<string[]> {
   });
   try {
     const done: string[] = [];
-    const long = complete(sim.url, "hello ".repeat(4000), 1, done, "long");
+    const long = completeInto(done, "long", sim.url, {
+      prompt: "hello ".repeat(4000),
+      max_tokens: 1,
+      ignore_eos: true,
+    });
     await waitForMetrics(sim.url, (s) => metric(s, "vllm:num_requests_running") === 1, 5_000);
-    await complete(sim.url, "hi", 2, done, "short");
+    await completeInto(done, "short", sim.url, { prompt: "hi", max_tokens: 2, ignore_eos: true });
     await long;
     return done;
   } finally {

@@ -1,7 +1,7 @@
 /** `--scheduling-policy priority` over HTTP: the body's `priority` orders the waiting queue (lower first). */
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { completion, MODEL, metric, startTestSim, waitForMetrics } from "./helpers.ts";
+import { completeInto, MODEL, metric, startTestSim, waitForMetrics } from "./helpers.ts";
 
 /** Waits until the simulator reports `waiting` queued requests (its one seat taken). */
 async function untilWaiting(url: string, waiting: number): Promise<void> {
@@ -13,16 +13,9 @@ async function untilWaiting(url: string, waiting: number): Promise<void> {
   assert.equal(metric(samples, "vllm:num_requests_waiting"), waiting);
 }
 
-async function completeAndStamp(
-  url: string,
-  priority: number,
-  maxTokens: number,
-  done: string[],
-  id: string,
-) {
-  await completion(url, { prompt: "hello there", max_tokens: maxTokens, ignore_eos: true, priority });
-  done.push(id);
-}
+/** A short completion at `priority` decoding `maxTokens` tokens; its id joins `done` when it finishes. */
+const completeAt = (url: string, priority: number, maxTokens: number, done: string[], id: string) =>
+  completeInto(done, id, url, { prompt: "hello there", max_tokens: maxTokens, ignore_eos: true, priority });
 
 async function finishOrder(policy: string): Promise<string[]> {
   const sim = await startTestSim({ "max-num-seqs": 1, "scheduling-policy": policy });
@@ -30,11 +23,11 @@ async function finishOrder(policy: string): Promise<string[]> {
     const done: string[] = [];
     // One seat: "blocker" runs while "low" then "high" queue behind it.
     // The blocker (~0.5 s of decode) holds the seat until both others are queued.
-    const runs = [completeAndStamp(sim.url, 0, 500, done, "blocker")];
+    const runs = [completeAt(sim.url, 0, 500, done, "blocker")];
     await untilWaiting(sim.url, 0);
-    runs.push(completeAndStamp(sim.url, 5, 5, done, "low"));
+    runs.push(completeAt(sim.url, 5, 5, done, "low"));
     await untilWaiting(sim.url, 1);
-    runs.push(completeAndStamp(sim.url, -1, 5, done, "high"));
+    runs.push(completeAt(sim.url, -1, 5, done, "high"));
     await untilWaiting(sim.url, 2);
     await Promise.all(runs);
     return done;
