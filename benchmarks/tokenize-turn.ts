@@ -184,7 +184,9 @@ async function scheduler(
   for (const plugin of hosted) await plugin.start();
   const started = threadIds().filter((tid) => !before.has(tid));
   if (started.length > 0) sections.worker = new ThreadGroupSchedule(started);
-  sections.background = new ThreadGroupSchedule(threadIds().filter((tid) => tid !== process.pid));
+  // Read only to wait out a forced collection's background work (untilQuiet).
+  if (collect)
+    sections.background = new ThreadGroupSchedule(threadIds().filter((tid) => tid !== process.pid));
   if (attributeThreads)
     sections.others = new ThreadGroupSchedule(
       threadIds().filter((tid) => tid !== process.pid && !started.includes(tid)),
@@ -233,9 +235,9 @@ async function decide(
   endpoints: readonly Endpoint[],
   body: string,
 ): Promise<Decision> {
-  if (collect) {
+  if (collect && sections.background) {
     collect();
-    if (sections.background) await untilQuiet(sections.background);
+    await untilQuiet(sections.background);
   }
   const parsed = JSON.parse(body) as { messages: Message[] };
   const gc = watchGc();
