@@ -9,6 +9,7 @@
  */
 import { z } from "zod";
 import type { ChatMessageLike } from "../../../api/prompt.ts";
+import { reserveWorkerCpu } from "../../../core/cpu-affinity.ts";
 import { Char4Conversations } from "../../../tokenizer/char4-conversations.ts";
 import { IncrementalEncoder } from "../../../tokenizer/incremental.ts";
 import type { MessageTrie } from "../../../tokenizer/message-trie.ts";
@@ -44,6 +45,11 @@ const parameters = z
       .int()
       .positive()
       .default(256 * 1024 * 1024),
+    /**
+     * llmd: `dedicated` gives a bundled tokenizer's worker thread one CPU of its own and keeps the
+     * event loop's thread on the others (Linux, two CPUs or more, util-linux `taskset`).
+     */
+    workerCpu: z.enum(["shared", "dedicated"]).default("shared"),
   })
   .prefault({});
 
@@ -141,10 +147,13 @@ class EstimateTokenProducer implements DataProducer, HostedPlugin {
 class ModelTokenProducer implements DataProducer, HostedPlugin {
   readonly type = "token-producer";
   private worker: WorkerEncoder | null = null;
+  /** The worker's CPU once started with `workerCpu: dedicated` and pinned; else undefined. */
+  private workerCpu: number | undefined;
 
   constructor(
     readonly name: string,
     private readonly encoder: IncrementalEncoder,
+    private readonly dedicatedCpu: boolean,
   ) {}
 
   produce(ctx: SchedulingContext): void | Promise<void> {
@@ -162,7 +171,8 @@ class ModelTokenProducer implements DataProducer, HostedPlugin {
   }
 
   async start(): Promise<void> {
-    this.worker = new WorkerEncoder(this.encoder.tokenizer);
+    this.workerCpu = this.dedicatedCpu ? reserveWorkerCpu() : undefined;
+    this.worker = new WorkerEncoder(this.encoder.tokenizer, this.workerCpu);
     this.encoder.useWorker(this.worker);
   }
 
@@ -175,7 +185,15 @@ class ModelTokenProducer implements DataProducer, HostedPlugin {
   }
 
   metrics(): readonly PluginMetric[] {
-    return tokenCacheMetrics(() => this.encoder.trie);
+    return [
+      ...tokenCacheMetrics(() => this.encoder.trie),
+      {
+        name: "llmd_tokenizer_worker_cpu",
+        help: "The CPU token-producer's tokenizer worker is pinned to (workerCpu: dedicated), -1 if none",
+        type: "gauge",
+        value: () => this.workerCpu ?? -1,
+      },
+    ];
   }
 }
 
@@ -191,6 +209,7 @@ export const definition: PluginDefinition<TokenProducerParams> = {
   create: (params, env) => {
     const name = tokenizerOf(params);
     if (name === "char4") return new EstimateTokenProducer(env.name, env.tokenizer, params.cacheBytes);
-    return new ModelTokenProducer(env.name, new IncrementalEncoder(name, params.cacheBytes));
+    const encoder = new IncrementalEncoder(name, params.cacheBytes);
+    return new ModelTokenProducer(env.name, encoder, params.workerCpu === "dedicated");
   },
 };
