@@ -1,13 +1,13 @@
 /**
  * `npm run bench -- tokenize-turn [--smoke] [--history=200000] [--new=2000] [--iterations=200] [--threads]
- * [--config=examples/configs/default.yaml] [--worker-cpu=dedicated]`:
+ * [--config=examples/configs/default.yaml] [--loop-cpu=dedicated]`:
  * what a real tokenizer adds to a chat turn in the router. Conversations of about `--history`
  * Llama-3.1 tokens that the router has already seen get a new turn adding `--new` tokens (an
  * assistant reply and a user message); the real scheduler runs with `--config` (default:
  * examples/configs/default.yaml) plus `token-producer {tokenizer: llama3.1}`, started as the live
- * router starts it (worker thread on; `--worker-cpu=dedicated` gives it a CPU of its own and the
- * event loop the others, as the plugin's `workerCpu` does, from the first case that starts it
- * on). Timed per turn, from the parsed body to the decision's
+ * router starts it (worker thread on; `--loop-cpu=dedicated` gives the event loop a CPU of its own
+ * and the worker and the other threads the rest, as the plugin's `loopCpu` does, from the first
+ * case that starts it on). Timed per turn, from the parsed body to the decision's
  * pre-request hooks: the added latency (p50 / p99), and the longest the event loop was blocked
  * (the longest synchronous section of the decision: worker time does not count). Two kinds of
  * seen turn: the next turn (ten conversations in rotation, each turn continuing its conversation's
@@ -72,8 +72,8 @@ export interface TokenizeTurnOptions {
   endpoints: number;
   /** The EndpointPickerConfig (default: examples/configs/default.yaml). */
   config?: URL;
-  /** token-producer's `workerCpu` (default shared). */
-  workerCpu?: "shared" | "dedicated";
+  /** token-producer's `loopCpu` (default shared). */
+  loopCpu?: "shared" | "dedicated";
 }
 
 /**
@@ -418,8 +418,8 @@ export async function runTokenizeTurn(options: TokenizeTurnOptions): Promise<Tok
     JSON.stringify({
       messages: [...history, ...turn(text, 50_000 + i * 9_973, options.newTokens, `turn ${i}`)],
     });
-  const workerCpu = options.workerCpu ?? "shared";
-  const real = `- type: token-producer\n  parameters: {tokenizer: llama3.1, workerCpu: ${workerCpu}}\n`;
+  const loopCpu = options.loopCpu ?? "shared";
+  const real = `- type: token-producer\n  parameters: {tokenizer: llama3.1, loopCpu: ${loopCpu}}\n`;
   // The router saw the conversation (and one warm-up turn) before the timed turns.
   const warm = [JSON.stringify({ messages: history }), withTurn(-1)];
   const next = nextTurns(text, options);
@@ -562,11 +562,11 @@ if (process.argv[1]?.endsWith("tokenize-turn.ts")) {
     iterations: arg("iterations", smoke ? 10 : 200),
     endpoints: 16,
     config: new URL(configPath, `file://${process.cwd()}/`),
-    workerCpu: process.argv.includes("--worker-cpu=dedicated") ? "dedicated" : "shared",
+    loopCpu: process.argv.includes("--loop-cpu=dedicated") ? "dedicated" : "shared",
   };
   console.log(
     `a ${options.historyTokens}-token chat turn adding ${options.newTokens} tokens, ${configPath} over ` +
-      `${options.endpoints} endpoints (worker CPU ${options.workerCpu}, node ${process.version}, gc between turns: ${collect ? "yes" : "no"}, ` +
+      `${options.endpoints} endpoints (loop CPU ${options.loopCpu}, node ${process.version}, gc between turns: ${collect ? "yes" : "no"}, ` +
       `load average ${loadavg()[0]!.toFixed(1)})`,
   );
   const rows = await runTokenizeTurn(options);

@@ -10,20 +10,20 @@ test("parseCpuList reads the kernel's list syntax", () => {
   assert.throws(() => parseCpuList("0-x"), /bad CPU list/);
 });
 
-test("splitCpus keeps the last CPU for the worker and needs two", () => {
+test("splitCpus gives the event loop the first CPU and the rest to the others, and needs two", () => {
   assert.equal(splitCpus([3]), undefined);
-  assert.deepEqual(splitCpus([0, 1]), { loop: [0], worker: 1 });
-  assert.deepEqual(splitCpus([0, 2, 4, 6]), { loop: [0, 2, 4], worker: 6 });
+  assert.deepEqual(splitCpus([0, 1]), { loop: [0], others: [1] });
+  assert.deepEqual(splitCpus([0, 2, 4, 6]), { loop: [0], others: [2, 4, 6] });
 });
 
-test("a thread pins itself to one CPU and the others keep theirs", async () => {
+test("a worker started with CPUs runs only there; the caller keeps its own", async () => {
   const before = allowedCpus();
   assert.ok(before.length > 0, "this process's CPUs are readable");
   assert.ok(Number.isInteger(threadId()));
   const target = before[before.length - 1]!;
-  const worker = tsWorker(new URL("./testdata/pin-self.ts", import.meta.url), [target]);
-  const [reply] = (await once(worker, "message")) as [{ pinned: boolean; allowed: number[] }];
+  const worker = tsWorker(new URL("./testdata/report-cpus.ts", import.meta.url), null, [target]);
+  const [cpus] = (await once(worker, "message")) as [number[]];
   await worker.terminate();
-  assert.deepEqual(reply, { pinned: true, allowed: [target] });
+  assert.deepEqual(cpus, [target]);
   assert.deepEqual(allowedCpus(), before, "the calling thread is untouched");
 });

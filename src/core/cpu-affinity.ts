@@ -1,12 +1,14 @@
 /**
- * CPU affinity of single threads of this process (Linux). A CPU-heavy worker thread woken by the
- * event loop tends to run on the loop's own CPU and preempt it; giving the worker a CPU of its own
- * and the loop the others keeps the two apart. Node has no call for a thread's affinity, so it is
- * set with util-linux's `taskset -p` on the thread's id; where that is not possible (no `taskset`,
- * not Linux, a single CPU) nothing changes.
+ * CPU affinity of single threads of this process (Linux). On few cores the process's own threads
+ * (a CPU-heavy worker the event loop wakes, V8's collector threads) often run on the event loop's
+ * CPU and preempt it; giving the loop a CPU of its own and every other thread the rest keeps them
+ * apart. Node has no call for a thread's affinity, so it is set with util-linux's `taskset -p` on
+ * the thread's id; where that is not possible (no `taskset`, not Linux, a single CPU) nothing
+ * changes.
  */
 import { execFileSync } from "node:child_process";
-import { readFileSync, readlinkSync } from "node:fs";
+import { readdirSync, readFileSync, readlinkSync } from "node:fs";
+import { stat } from "node:fs/promises";
 
 /** The CPUs of a kernel CPU list such as "0-3,5,7-8", ascending. */
 export function parseCpuList(list: string): number[] {
@@ -40,10 +42,9 @@ export function threadId(): number | undefined {
   }
 }
 
-/** Restricts the calling thread to `cpus`; false where it could not. Threads it starts later inherit them. */
-export function pinCallingThread(cpus: readonly number[]): boolean {
-  const tid = threadId();
-  if (tid === undefined || cpus.length === 0) return false;
+/** Restricts thread `tid` of this process to `cpus`; false where it could not. Threads it starts later inherit them. */
+function pinThread(tid: number, cpus: readonly number[]): boolean {
+  if (cpus.length === 0) return false;
   try {
     execFileSync("taskset", ["-p", "-c", cpus.join(","), String(tid)], { stdio: "ignore" });
     return true;
@@ -52,25 +53,33 @@ export function pinCallingThread(cpus: readonly number[]): boolean {
   }
 }
 
-/** A worker's CPU apart from the event loop's: the last of `allowed`; undefined with fewer than two. */
-export function splitCpus(allowed: readonly number[]): { loop: number[]; worker: number } | undefined {
+/** The event loop's CPU (the first of `allowed`) and the others'; undefined with fewer than two. */
+export function splitCpus(allowed: readonly number[]): { loop: number[]; others: number[] } | undefined {
   if (allowed.length < 2) return undefined;
-  return { loop: allowed.slice(0, -1), worker: allowed[allowed.length - 1]! };
+  return { loop: allowed.slice(0, 1), others: allowed.slice(1) };
 }
 
-/** The CPU kept for workers once reserved (undefined: none could be); null before the first call. */
-let reserved: number | undefined | null = null;
+/** The split once made (undefined: none could be); null before the first call. */
+let reservation: Promise<{ loop: number[]; others: number[] } | undefined> | null = null;
 
 /**
- * Keeps one of the event loop's CPUs for workers: on the first call pins the calling thread (the
- * event loop's; call it from there) to the others, and returns the kept one, for a worker to pin
- * itself to; undefined (nothing changed) where the thread has a single CPU or affinity cannot be
- * set. Later calls (a restarted worker, a reloaded config) return the same CPU.
+ * Gives the calling thread (the event loop's; call it from there) a CPU of its own: on the first
+ * call pins it to the first of its CPUs and every other thread of the process (V8's, libuv's
+ * pool, started first so that its threads exist) to the rest, and returns the split; a worker
+ * started later pins itself to `others`. Undefined (nothing changed) where the thread has a
+ * single CPU or affinity cannot be set. Later calls (a restarted worker, a reloaded config) return
+ * the same split. `tsWorker(…, others)` starts such a worker.
  */
-export function reserveWorkerCpu(): number | undefined {
-  if (reserved === null) {
+export function reserveLoopCpu(): Promise<{ loop: number[]; others: number[] } | undefined> {
+  reservation ??= (async () => {
     const split = splitCpus(allowedCpus());
-    reserved = split && pinCallingThread(split.loop) ? split.worker : undefined;
-  }
-  return reserved;
+    const self = threadId();
+    if (!split || self === undefined) return undefined;
+    await stat(process.cwd()); // starts libuv's pool, whose threads would else inherit the loop's CPU
+    if (!pinThread(self, split.loop)) return undefined;
+    for (const tid of readdirSync("/proc/self/task").map(Number))
+      if (tid !== self) pinThread(tid, split.others);
+    return split;
+  })();
+  return reservation;
 }

@@ -1,25 +1,16 @@
 /**
- * Worker-thread entry of `WorkerEncoder`: pins itself to `workerData.cpu` if given, loads the
- * tokenizer named in `workerData.name` and
+ * Worker-thread entry of `WorkerEncoder`: loads the tokenizer named in `workerData.name` and
  * answers each `EncodeMessage` with each text's ids (as completions prompts when `prompt`), written
  * into a new conversation array when its `build` asks for one (`buildIds`; the array is shared
  * memory), else in their own buffers, transferred.
  */
 import { parentPort, workerData } from "node:worker_threads";
-import { pinCallingThread } from "../core/cpu-affinity.ts";
 import { buildIds } from "./conversation-ids.ts";
 import { parseTokenizerName, loadTokenizer } from "./registry.ts";
-import {
-  type EncodedMessage,
-  type EncodeMessage,
-  type EncodeWorkerData,
-  mustBuild,
-} from "./worker-encoder.ts";
+import { type EncodedMessage, type EncodeMessage, mustBuild } from "./worker-encoder.ts";
 
-const data = workerData as EncodeWorkerData;
-if (data.cpu !== undefined) pinCallingThread([data.cpu]);
-const name = parseTokenizerName(String(data.name));
-if (!name) throw new Error(`encode worker: unknown tokenizer ${String(data.name)}`);
+const name = parseTokenizerName(String((workerData as { name?: unknown }).name));
+if (!name) throw new Error(`encode worker: unknown tokenizer ${String(workerData)}`);
 const tokenizer = loadTokenizer(name);
 
 parentPort!.on("message", ({ id, texts, prompt, build }: EncodeMessage) => {

@@ -3,8 +3,8 @@
  * With a chat turn's ids the worker can also build the conversation's new ids array (a fork's, an
  * outgrown one's, a new conversation's: `buildIds`), so neither the copy of the shared prefix nor
  * the new array's page faults land on the event loop. The worker holds the process open only while
- * a request is pending. Given a CPU, the worker runs only there (`reserveWorkerCpu` keeps the event
- * loop off it).
+ * a request is pending. Given CPUs, the worker runs only there (`reserveLoopCpu` keeps the event
+ * loop on a CPU of its own).
  */
 import type { Worker } from "node:worker_threads";
 import { tsWorker } from "../core/ts-worker.ts";
@@ -50,13 +50,6 @@ interface Pending {
   reject(error: Error): void;
 }
 
-/** What the worker is started with (encode-worker.ts). */
-export interface EncodeWorkerData {
-  name: TokenizerName;
-  /** The CPU the worker pins itself to; none: it runs wherever the OS puts it. */
-  cpu?: number;
-}
-
 /** Encodes texts with the tokenizer `name` on its own thread (loaded there once, ≈ 1.5 s). */
 export class WorkerEncoder {
   private readonly worker: Worker;
@@ -64,10 +57,9 @@ export class WorkerEncoder {
   private nextId = 0;
   private failure: Error | null = null;
 
-  /** `cpu`: the one CPU the worker runs on (see `reserveWorkerCpu`). */
-  constructor(name: TokenizerName, cpu?: number) {
-    const data: EncodeWorkerData = cpu === undefined ? { name } : { name, cpu };
-    this.worker = tsWorker(new URL("./encode-worker.ts", import.meta.url), data);
+  /** `cpus`: the CPUs the worker runs on (see `reserveLoopCpu`). */
+  constructor(name: TokenizerName, cpus?: readonly number[]) {
+    this.worker = tsWorker(new URL("./encode-worker.ts", import.meta.url), { name }, cpus);
     this.worker.unref();
     this.worker.on("message", (reply: EncodedMessage) => this.settle(reply));
     this.worker.on("error", (error) => this.fail(error));

@@ -9,7 +9,7 @@
  */
 import { z } from "zod";
 import type { ChatMessageLike } from "../../../api/prompt.ts";
-import { reserveWorkerCpu } from "../../../core/cpu-affinity.ts";
+import { reserveLoopCpu } from "../../../core/cpu-affinity.ts";
 import { Char4Conversations } from "../../../tokenizer/char4-conversations.ts";
 import { IncrementalEncoder } from "../../../tokenizer/incremental.ts";
 import type { MessageTrie } from "../../../tokenizer/message-trie.ts";
@@ -46,10 +46,11 @@ const parameters = z
       .positive()
       .default(256 * 1024 * 1024),
     /**
-     * llmd: `dedicated` gives a bundled tokenizer's worker thread one CPU of its own and keeps the
-     * event loop's thread on the others (Linux, two CPUs or more, util-linux `taskset`).
+     * llmd: `dedicated` gives the event loop's thread a CPU of its own once a bundled tokenizer's
+     * worker starts; the worker and the process's other threads run on the rest (Linux, two CPUs
+     * or more, util-linux `taskset`).
      */
-    workerCpu: z.enum(["shared", "dedicated"]).default("shared"),
+    loopCpu: z.enum(["shared", "dedicated"]).default("shared"),
   })
   .prefault({});
 
@@ -147,8 +148,8 @@ class EstimateTokenProducer implements DataProducer, HostedPlugin {
 class ModelTokenProducer implements DataProducer, HostedPlugin {
   readonly type = "token-producer";
   private worker: WorkerEncoder | null = null;
-  /** The worker's CPU once started with `workerCpu: dedicated` and pinned; else undefined. */
-  private workerCpu: number | undefined;
+  /** With `loopCpu: dedicated` once pinned: the event loop's CPU and the rest; else undefined. */
+  private split: { loop: number[]; others: number[] } | undefined;
 
   constructor(
     readonly name: string,
@@ -171,8 +172,8 @@ class ModelTokenProducer implements DataProducer, HostedPlugin {
   }
 
   async start(): Promise<void> {
-    this.workerCpu = this.dedicatedCpu ? reserveWorkerCpu() : undefined;
-    this.worker = new WorkerEncoder(this.encoder.tokenizer, this.workerCpu);
+    this.split = this.dedicatedCpu ? await reserveLoopCpu() : undefined;
+    this.worker = new WorkerEncoder(this.encoder.tokenizer, this.split?.others);
     this.encoder.useWorker(this.worker);
   }
 
@@ -188,10 +189,10 @@ class ModelTokenProducer implements DataProducer, HostedPlugin {
     return [
       ...tokenCacheMetrics(() => this.encoder.trie),
       {
-        name: "llmd_tokenizer_worker_cpu",
-        help: "The CPU token-producer's tokenizer worker is pinned to (workerCpu: dedicated), -1 if none",
+        name: "llmd_event_loop_cpu",
+        help: "The CPU the event loop's thread has to itself (token-producer loopCpu: dedicated), -1 if none",
         type: "gauge",
-        value: () => this.workerCpu ?? -1,
+        value: () => this.split?.loop[0] ?? -1,
       },
     ];
   }
@@ -210,6 +211,6 @@ export const definition: PluginDefinition<TokenProducerParams> = {
     const name = tokenizerOf(params);
     if (name === "char4") return new EstimateTokenProducer(env.name, env.tokenizer, params.cacheBytes);
     const encoder = new IncrementalEncoder(name, params.cacheBytes);
-    return new ModelTokenProducer(env.name, encoder, params.workerCpu === "dedicated");
+    return new ModelTokenProducer(env.name, encoder, params.loopCpu === "dedicated");
   },
 };
