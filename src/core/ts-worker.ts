@@ -3,8 +3,9 @@ import { Worker } from "node:worker_threads";
 
 /**
  * A worker running the TypeScript module at `entry` with `workerData`. Given `cpus`, the worker
- * pins itself to them before anything else (as `pinCallingThread` does, in plain JavaScript since
- * the loader is not registered yet), so the threads it starts (the loader's among them) inherit them.
+ * pins itself to them before anything else (with `taskset`, as cpu-affinity.ts does, but in plain
+ * JavaScript: the loader is not registered yet), so the threads it starts (the loader's among
+ * them) inherit them.
  */
 export function tsWorker(entry: URL, workerData: unknown, cpus?: readonly number[]): Worker {
   const tsx = JSON.stringify(import.meta.resolve("tsx/esm/api"));
