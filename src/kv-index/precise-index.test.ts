@@ -178,6 +178,19 @@ test("speculative entries count until their TTL, and an event confirms them", ()
   );
 });
 
+test("a prompt marked again keeps one expiry entry per block, which moves on to the latest TTL", () => {
+  const idx = index({ speculativeTtlMs: 2000 });
+  const tokens = tokensOf(16 * 6);
+  for (let turn = 0; turn < 5; turn++) idx.insertSpeculative(tokens, MODEL, "a", 1000 + turn * 500);
+  assert.equal(idx.stats().speculativeQueue, 6, "not 5 × 6");
+  idx.apply([], "a", MODEL, 3500); // the first marks' time: re-queued, not expired
+  assert.deepEqual([...matchOf(idx, tokens, ["a"], 3500).blocks], [6]);
+  assert.equal(idx.stats().speculativeQueue, 6);
+  idx.apply([], "a", MODEL, 5000); // the last mark (3000) + 2000
+  assert.deepEqual([...matchOf(idx, tokens, ["a"], 5000).blocks], [0]);
+  assert.deepEqual([idx.stats().speculativeQueue, idx.stats().holders], [0, 0]);
+});
+
 test("the byte budget forgets the least recently stored blocks, and the estimate stays within it", () => {
   const idx = index({ maxBytes: 20_000 });
   for (let p = 0; p < 20; p++) idx.apply(stored(tokensOf(16 * 10, p), 16, BigInt(p * 100)), "a", MODEL, 0);
@@ -198,6 +211,7 @@ test("the byte budget forgets the least recently stored blocks, and the estimate
       removedBlocks: 0,
       orphanBlocks: 0,
       evictedBlocks: 0,
+      speculativeQueue: 0,
     },
   );
 });

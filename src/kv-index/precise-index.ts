@@ -89,6 +89,8 @@ export interface PreciseIndexStats {
   orphanBlocks: number;
   /** Engine blocks forgotten to stay within the byte budget. */
   evictedBlocks: number;
+  /** Speculative holders waiting in the expiry queue (at most one entry each). */
+  speculativeQueue: number;
 }
 
 /** Per-request match: leading blocks held contiguously, and those blocks weighted by their best tier. */
@@ -210,6 +212,7 @@ export class PreciseIndex {
       keys: this.keySlots.size,
       holders: this.holderCount,
       engineBlocks: this.engineBlockCount,
+      speculativeQueue: this.specHolders.length - this.specHead,
       ...this.counters,
     };
   }
@@ -351,11 +354,17 @@ export class PreciseIndex {
     return pending;
   }
 
-  /** `holder` is speculative until `until`, unless an event already shows it held. */
+  /**
+   * `holder` is speculative until `until`, unless an event already shows it held. A holder already
+   * speculative keeps its one entry in the expiry queue, which the sweep moves on to the new time
+   * (a conversation's every turn re-marks all its blocks).
+   */
   private markSpeculative(holder: number, until: number): void {
     const holders = this.holders;
     if (holders.tiers[holder] !== 0) return;
+    const queued = holders.specUntil[holder]! > 0;
     holders.specUntil[holder] = until;
+    if (queued) return;
     this.specHolders.push(holder);
     this.specGenerations.push(holders.generation[holder]!);
     this.specUntils.push(until);
@@ -651,10 +660,18 @@ export class PreciseIndex {
     const holders = this.holders;
     while (this.specHead < until.length && until[this.specHead]! <= nowMs) {
       const holder = this.specHolders[this.specHead]!;
-      const current = holders.generation[holder] === this.specGenerations[this.specHead];
-      if (current && holders.specUntil[holder] === until[this.specHead]) {
-        holders.specUntil[holder] = 0;
-        if (holders.tiers[holder] === 0) this.removeHolder(holder);
+      const generation = this.specGenerations[this.specHead]!;
+      const latest = holders.specUntil[holder]!;
+      // A freed holder, or one an event confirmed (0), is dropped from the queue.
+      if (holders.generation[holder] === generation && latest !== 0) {
+        if (latest > nowMs) {
+          this.specHolders.push(holder); // re-marked since: queued again at its new time
+          this.specGenerations.push(generation);
+          this.specUntils.push(latest);
+        } else {
+          holders.specUntil[holder] = 0;
+          if (holders.tiers[holder] === 0) this.removeHolder(holder);
+        }
       }
       this.specHead++;
     }
