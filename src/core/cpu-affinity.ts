@@ -7,7 +7,7 @@
  * changes.
  */
 import { execFileSync } from "node:child_process";
-import { readdirSync, readFileSync, readlinkSync } from "node:fs";
+import { readFileSync, readlinkSync } from "node:fs";
 import { stat } from "node:fs/promises";
 
 /** The CPUs of a kernel CPU list such as "0-3,5,7-8", ascending. */
@@ -42,11 +42,14 @@ export function threadId(): number | undefined {
   }
 }
 
-/** Restricts thread `tid` of this process to `cpus`; false where it could not. Threads it starts later inherit them. */
-function pinThread(tid: number, cpus: readonly number[]): boolean {
-  if (cpus.length === 0) return false;
+/**
+ * Restricts task `id` to `cpus` (with `all`: every thread of process `id`); false where it could
+ * not. Threads a task starts later inherit its CPUs.
+ */
+function pin(id: number, cpus: readonly number[], all = false): boolean {
+  const args = [...(all ? ["-a"] : []), "-p", "-c", cpus.join(","), String(id)];
   try {
-    execFileSync("taskset", ["-p", "-c", cpus.join(","), String(tid)], { stdio: "ignore" });
+    execFileSync("taskset", args, { stdio: "ignore" });
     return true;
   } catch {
     return false;
@@ -72,14 +75,15 @@ let reservation: Promise<{ loop: number[]; others: number[] } | undefined> | nul
  */
 export function reserveLoopCpu(): Promise<{ loop: number[]; others: number[] } | undefined> {
   reservation ??= (async () => {
-    const split = splitCpus(allowedCpus());
+    const allowed = allowedCpus();
+    const split = splitCpus(allowed);
     const self = threadId();
     if (!split || self === undefined) return undefined;
     await stat(process.cwd()); // starts libuv's pool, whose threads would else inherit the loop's CPU
-    if (!pinThread(self, split.loop)) return undefined;
-    for (const tid of readdirSync("/proc/self/task").map(Number))
-      if (tid !== self) pinThread(tid, split.others);
-    return split;
+    if (!pin(process.pid, split.others, true)) return undefined;
+    if (pin(self, split.loop)) return split;
+    pin(process.pid, allowed, true); // undo: nothing changed
+    return undefined;
   })();
   return reservation;
 }

@@ -89,7 +89,7 @@ export interface PreciseIndexStats {
   orphanBlocks: number;
   /** Engine blocks forgotten to stay within the byte budget. */
   evictedBlocks: number;
-  /** Speculative holders waiting in the expiry queue (at most one entry each). */
+  /** Entries of the speculative expiry queue: at most one per speculative holder, plus freed holders' not yet swept. */
   speculativeQueue: number;
 }
 
