@@ -15,7 +15,7 @@ export interface HeldKeys {
   readonly blockSizeTokens: number;
   /** Block i's key; room for every full block the array's buffer can hold. */
   readonly keys: Float64Array;
-  /** Block i's hash state after it, `stateWords` words from `i * stateWords`. */
+  /** Block i's hash state after it (and what else the scheme keeps per block), `stateWords` words from `i * stateWords`. */
   readonly state: Int32Array;
   /** Leading full blocks kept: `keys` and `state` are valid below it. */
   blocks: number;

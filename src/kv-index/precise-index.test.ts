@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import { ConversationIds } from "../tokenizer/conversation-ids.ts";
 import { type IndexKvEvent, PreciseIndex, type PreciseIndexOptions } from "./precise-index.ts";
 import { foldKey, RequestKeyHasher } from "./request-keys.ts";
 
@@ -517,4 +518,21 @@ test("a long prompt's speculative entries are keyed a slice at a time, leading b
   idx.insertSpeculative(tokens, MODEL, "e", 3000, idx.requestKeys(tokens, MODEL));
   assert.equal(idx.pendingSpeculativeBlocks, 0, "all keys given: marked at once");
   assert.deepEqual([...idx.match(idx.requestKeys(tokens, MODEL), ["e"], 3001).blocks], [600]);
+});
+
+test("a conversation's pending entries whose keys its array already keeps are marked by lookup, many blocks a slice", () => {
+  const idx = index({ blockSizeTokens: 64, speculativeTtlMs: 1000 });
+  const conversation = new ConversationIds(64 * 1200);
+  conversation.append(0, [Uint32Array.from(tokensOf(64 * 1200))]);
+  const tokens = conversation.view(64 * 1200); // 1,200 blocks
+  idx.insertSpeculative(tokens, MODEL, "a", 0);
+  idx.insertSpeculative(tokens, MODEL, "b", 0); // queued behind a's, over the same blocks
+  let calls = 0;
+  for (; idx.pendingSpeculativeBlocks > 0; calls++) idx.apply([], "x", MODEL, 1);
+  // Two slices went to the insertions. Hashing a's 1,200 blocks takes 4.7 slices; b's 944 left
+  // would take 3.7 more if hashed, and take 0.5 as lookups of the keys a's left with the array.
+  assert.equal(calls, 4);
+  const match = idx.matchTokens(tokens, MODEL, ["a", "b"], 2);
+  assert.deepEqual([...match.blocks], [1200, 1200]);
+  assert.deepEqual([...match.keys], [...idx.requestKeys(tokens, MODEL)]);
 });

@@ -111,8 +111,13 @@ const TOKEN_BYTES = 4;
 const MAX_TIERS = 16;
 /** Tokens of speculative entries keyed per index call (about 0.5 ms of CBOR-FNV where no key is known). */
 const SPECULATION_SLICE_TOKENS = 16_384;
-/** Words of a chain's state kept per held block: its key's two 32-bit halves. */
-const CHAIN_WORDS = 2;
+/** What marking a block whose key its array keeps costs of that slice, in tokens: a lookup, not a hash. */
+const HELD_MARK_TOKENS = 8;
+/**
+ * Words kept per held block: its key's two 32-bit halves (the chain after it), then its slot plus
+ * one (0: not known), a hint that spares a match the key table's lookup, which misses the cache.
+ */
+const HELD_WORDS = 3;
 
 /** A decision's speculative entries still to key, from block `next` on. */
 interface Speculation {
@@ -149,17 +154,18 @@ function engineKey(hash: bigint): number {
   return hi * TWO_POW_32 + (lo >>> 0);
 }
 
-/** Appends the next block's key (`parent`, folded from `chain`) and its chain to `held`. */
-function keep(held: HeldKeys, chain: Key64, key: number): void {
+/** Appends the next block's key (`key`, folded from `chain`), its chain and its slot (−1: not known) to `held`. */
+function keep(held: HeldKeys, chain: Key64, key: number, slot: number): void {
   const i = held.blocks++;
   held.keys[i] = key;
-  held.state[i * CHAIN_WORDS] = chain.hi;
-  held.state[i * CHAIN_WORDS + 1] = chain.lo;
+  held.state[i * HELD_WORDS] = chain.hi;
+  held.state[i * HELD_WORDS + 1] = chain.lo;
+  held.state[i * HELD_WORDS + 2] = slot + 1;
 }
 
 /** The chain after held block `i`. */
 function chainOf(held: HeldKeys, i: number): Key64 {
-  return { hi: held.state[i * CHAIN_WORDS]! >>> 0, lo: held.state[i * CHAIN_WORDS + 1]! >>> 0 };
+  return { hi: held.state[i * HELD_WORDS]! >>> 0, lo: held.state[i * HELD_WORDS + 1]! >>> 0 };
 }
 
 /** See the module comment. */
@@ -330,8 +336,10 @@ export class PreciseIndex {
     const all = keys?.length === blocks;
     const known = all ? keys : held?.keys;
     const marked = all ? blocks : Math.min(held?.blocks ?? 0, blocks);
-    for (let i = 0; i < marked; i++)
-      this.markSpeculative(this.holderIn(this.slotFor(known![i]!), podId), until);
+    for (let i = 0; i < marked; i++) {
+      const slot = held && i < held.blocks ? this.heldSlot(held, i, true) : this.slotFor(known![i]!);
+      this.markSpeculative(this.holderIn(slot, podId), until);
+    }
     if (marked === blocks) return;
     const chain = marked === 0 ? this.rootChain(model) : chainOf(held!, marked - 1);
     this.speculations.push({
@@ -373,17 +381,40 @@ export class PreciseIndex {
   /** Keys up to one slice of the pending speculative entries; those past their TTL are dropped. */
   private speculate(nowMs: number): void {
     const size = this.hasher.blockSizeTokens;
-    let budget = Math.max(1, Math.floor(SPECULATION_SLICE_TOKENS / size));
+    let budget = SPECULATION_SLICE_TOKENS;
     while (budget > 0 && this.speculations.length > 0) {
       const s = this.speculations[0]!;
-      for (; s.next < s.blocks && budget > 0 && s.until > nowMs; s.next++, budget--) {
+      while (s.next < s.blocks && budget > 0 && s.until > nowMs) {
+        if (s.held && s.held.blocks > s.next) {
+          budget -= this.markHeld(s, s.held, budget);
+          continue;
+        }
         const slot = this.heldKeySlot(s.chain, s.parent, s.tokens, s.next * size);
         s.parent = this.slots.key[slot]!;
-        if (s.held?.blocks === s.next) keep(s.held, s.chain, s.parent);
+        if (s.held?.blocks === s.next) keep(s.held, s.chain, s.parent, slot);
         this.markSpeculative(this.holderIn(slot, s.podId), s.until);
+        s.next++;
+        budget -= size;
       }
       if (s.next === s.blocks || s.until <= nowMs) this.speculations.shift();
     }
+  }
+
+  /**
+   * Marks the blocks of `s` from `s.next` whose keys `held` (its array's) already keeps, another
+   * call having keyed them since, within `budget` tokens; moves its chain on past them and returns
+   * the budget spent.
+   */
+  private markHeld(s: Speculation, held: HeldKeys, budget: number): number {
+    const from = s.next;
+    const end = Math.min(held.blocks, s.blocks, from + Math.ceil(budget / HELD_MARK_TOKENS));
+    for (; s.next < end; s.next++)
+      this.markSpeculative(this.holderIn(this.heldSlot(held, s.next, true), s.podId), s.until);
+    const chain = chainOf(held, end - 1);
+    s.chain.hi = chain.hi;
+    s.chain.lo = chain.lo;
+    s.parent = held.keys[end - 1]!;
+    return (end - from) * HELD_MARK_TOKENS;
   }
 
   /**
@@ -392,7 +423,8 @@ export class PreciseIndex {
    */
   match(keys: Float64Array, podKeys: readonly string[], nowMs: number): PreciseMatch {
     return this.withColumns(podKeys, (blocks, weighted) => {
-      for (let i = 0; i < keys.length && this.advance(keys[i]!, i, nowMs, blocks, weighted); i++);
+      let i = 0;
+      while (i < keys.length && this.advance(this.keySlots.get(keys[i]!), i, nowMs, blocks, weighted)) i++;
     });
   }
 
@@ -415,16 +447,20 @@ export class PreciseIndex {
     let count = 0;
     const matched = this.withColumns(podKeys, (blocks, weighted) => {
       const kept = held ? Math.min(held.blocks, total) : 0;
-      while (count < kept) if (!this.advance(keys[count]!, count++, nowMs, blocks, weighted)) return;
+      while (count < kept) {
+        const slot = this.heldSlot(held!, count, false);
+        if (!this.advance(slot, count++, nowMs, blocks, weighted)) return;
+      }
       const chain = count === 0 ? this.rootChain(model) : chainOf(held!, count - 1);
       let parent = foldKey(chain.hi, chain.lo);
       while (count < total) {
         this.nextKey(chain, parent, tokens, count * size);
         parent = foldKey(chain.hi, chain.lo);
+        const slot = this.keySlots.get(parent);
         // Held: `keys` is the kept keys, which `keep` extends by this block.
-        if (held) keep(held, chain, parent);
+        if (held) keep(held, chain, parent, slot);
         else keys[count] = parent;
-        if (!this.advance(parent, count++, nowMs, blocks, weighted)) break;
+        if (!this.advance(slot, count++, nowMs, blocks, weighted)) break;
       }
     });
     return { ...matched, keys: keys.subarray(0, count) };
@@ -434,7 +470,7 @@ export class PreciseIndex {
   private heldKeys(tokens: ArrayLike<number>, model: string): HeldKeys | undefined {
     if (!(tokens instanceof Uint32Array)) return undefined;
     const root = this.hasher.root(model);
-    return heldKeysOf(tokens, `cbor-fnv:${root.hi}:${root.lo}`, this.hasher.blockSizeTokens, CHAIN_WORDS);
+    return heldKeysOf(tokens, `cbor-fnv:${root.hi}:${root.lo}`, this.hasher.blockSizeTokens, HELD_WORDS);
   }
 
   /** Marks the known pods of `podKeys` with their positions (`podColumn`) while `walk` runs. */
@@ -457,15 +493,32 @@ export class PreciseIndex {
     return { blocks, weighted };
   }
 
-  /** Extends by block `i` (key `key`) the runs of the marked pods that reached it; false when none did. */
+  /**
+   * The slot of held block `i`'s key, from the block's hint while that slot still holds the key (a
+   * freed slot holds none), else from the key table (made when `create`), which renews the hint;
+   * −1 when no pod holds the key and not `create`.
+   */
+  private heldSlot(held: HeldKeys, i: number, create: boolean): number {
+    const key = held.keys[i]!;
+    const at = i * HELD_WORDS + 2;
+    const hint = held.state[at]! - 1;
+    if (hint >= 0 && this.slots.key[hint] === key) return hint;
+    const slot = create ? this.slotFor(key) : this.keySlots.get(key);
+    held.state[at] = slot + 1;
+    return slot;
+  }
+
+  /**
+   * Extends by block `i` (its key's slot, −1 when no pod holds it) the runs of the marked pods that
+   * reached it; false when none did.
+   */
   private advance(
-    key: number,
+    slot: number,
     i: number,
     nowMs: number,
     blocks: Int32Array,
     weighted: Float64Array,
   ): boolean {
-    const slot = this.keySlots.get(key);
     if (slot < 0) return false;
     const holders = this.holders;
     let advanced = false;

@@ -224,6 +224,12 @@ export class KeySlotPool extends Pool {
     return id;
   }
 
+  /** A freed slot holds no key (NONE), so a slot remembered elsewhere can tell it was freed. */
+  override release(id: number): void {
+    this.key[id] = NONE;
+    super.release(id);
+  }
+
   protected grow(size: number): void {
     this.key = grown(this.key, size);
     this.firstHolder = grown(this.firstHolder, size);
