@@ -20,7 +20,8 @@
  * and expiring allocate no object per block. Each held key also remembers how it was derived
  * (`blockDerivation`), which spares CBOR-FNV for every block the index already holds, and the
  * request keys of a conversation's append-only ids array (`ConversationIds`) are kept with the
- * array (`held-keys.ts`), so a seen conversation's next turn derives only the keys of its new blocks.
+ * array (`held-keys.ts`) with a hint of each one's slot, so a seen conversation's next turn derives
+ * only the keys of its new blocks and finds the others without a table lookup.
  *
  * Pods are opaque strings (the router uses endpoint keys, one per data-parallel rank). The index
  * knows no sockets or clocks: the router's subscriber and the fleet simulator both call `apply`.
