@@ -356,6 +356,20 @@ export class PreciseIndex {
     this.speculate(nowMs);
   }
 
+  /**
+   * Keys one slice of the pending speculative entries, as every index call does first; true while
+   * some are still pending. A live host calls it in idle turns of its event loop.
+   */
+  keySpeculative(nowMs: number): boolean {
+    this.speculate(nowMs);
+    return this.speculationPending;
+  }
+
+  /** True while some decision's speculative entries are not yet keyed. */
+  get speculationPending(): boolean {
+    return this.speculations.length > 0;
+  }
+
   /** Speculative entries not yet keyed (blocks), over all decisions. */
   get pendingSpeculativeBlocks(): number {
     let pending = 0;

@@ -150,3 +150,24 @@ test("started, the producer yields after matching a prompt of 32K tokens or more
     await producer.close();
   }
 });
+
+test("started, what a decision left to key speculatively is keyed in idle event-loop turns; not started, only by later index calls", async () => {
+  const turn = () => new Promise((resolve) => setImmediate(resolve));
+  const prompt = tokens(16 * 3000, 3); // 3,000 blocks; a decision keys the first 1,024
+  for (const started of [false, true]) {
+    const producer = instantiate<SpeculativePrecisePrefixCacheProducer>(definition, {
+      speculativeIndexing: true,
+    });
+    const index = producer.cache.index;
+    if (started) await producer.start();
+    try {
+      producer.preRequest(produce(producer, prompt).ctx, resultFor(endpoints[0]!));
+      const left = index.pendingSpeculativeBlocks;
+      assert.equal(left, 3000 - 1024);
+      for (let i = 0; i < 4; i++) await turn();
+      assert.equal(index.pendingSpeculativeBlocks, started ? 0 : left, `started: ${started}`);
+    } finally {
+      if (started) await producer.close();
+    }
+  }
+});

@@ -110,6 +110,9 @@ export class PrecisePrefixCache implements Omit<HostedPlugin, "type" | "name"> {
   readonly stateKey: string;
   private subscriber: KvEventSubscriber | undefined;
   private known = new Set<string>();
+  /** Started by a live host: pending speculative entries are then also keyed in idle loop turns. */
+  private started = false;
+  private keying: NodeJS.Immediate | undefined;
 
   constructor(
     producerName: string,
@@ -167,9 +170,24 @@ export class PrecisePrefixCache implements Omit<HostedPlugin, "type" | "name"> {
     const now = this.clock.now();
     for (const endpoint of chosenEndpoints(result))
       this.index.insertSpeculative(tokens, ctx.request.model, endpoint.metadata.key, now, match.hashes);
+    this.keyWhenIdle();
+  }
+
+  /**
+   * Live, keys what a decision left pending a slice per event-loop turn (`setImmediate`, after the
+   * sockets were polled), so it is done within milliseconds and not in the next decisions' blocks.
+   * Unstarted (the fleet simulator), the index calls alone key it, at the same slice a call.
+   */
+  private keyWhenIdle(): void {
+    if (!this.started || this.keying || !this.index.speculationPending) return;
+    this.keying = setImmediate(() => {
+      this.keying = undefined;
+      if (this.index.keySpeculative(this.clock.now())) this.keyWhenIdle();
+    });
   }
 
   async start(): Promise<void> {
+    this.started = true;
     const events = this.params.kvEventsConfig;
     const pods = events.podDiscoveryConfig;
     this.subscriber = new KvEventSubscriber(
@@ -206,6 +224,9 @@ export class PrecisePrefixCache implements Omit<HostedPlugin, "type" | "name"> {
   }
 
   async close(): Promise<void> {
+    this.started = false;
+    clearImmediate(this.keying);
+    this.keying = undefined;
     this.subscriber?.close();
   }
 
