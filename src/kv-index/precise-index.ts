@@ -28,7 +28,7 @@
  */
 import { type HeldKeys, heldKeysOf } from "./held-keys.ts";
 import { KeyTable } from "./key-table.ts";
-import { EdgePool, EngineBlockPool, HolderPool, KeySlotPool, NONE } from "./precise-pools.ts";
+import { EdgePool, EngineBlockPool, ExpiryQueue, HolderPool, KeySlotPool, NONE } from "./precise-pools.ts";
 import { blockDerivation, foldKey, type Key64, RequestKeyHasher } from "./request-keys.ts";
 
 /** A KV event as the index applies it: the engine's `KvEvent` and decoded wire events both fit. */
@@ -190,11 +190,8 @@ export class PreciseIndex {
   private podColumn = new Int32Array(64).fill(-1);
   private readonly tierIndex = new Map<string, number>();
   private readonly tierWeights: number[] = [];
-  /** Speculative insertions in expiry order (one TTL for all): holder, its generation, expiry. */
-  private readonly specHolders: number[] = [];
-  private readonly specGenerations: number[] = [];
-  private readonly specUntils: number[] = [];
-  private specHead = 0;
+  /** Speculative insertions in expiry order (one TTL for all). */
+  private readonly expiries = new ExpiryQueue();
   private readonly speculations: Speculation[] = [];
   private oldest = NONE;
   private newest = NONE;
@@ -219,7 +216,7 @@ export class PreciseIndex {
       keys: this.keySlots.size,
       holders: this.holderCount,
       engineBlocks: this.engineBlockCount,
-      speculativeQueue: this.specHolders.length - this.specHead,
+      speculativeQueue: this.expiries.length,
       ...this.counters,
     };
   }
@@ -302,8 +299,8 @@ export class PreciseIndex {
     if (!pod) return;
     for (const block of pod.engine.values()) this.dropEngineBlock(block);
     // Every live holder is owned by an engine block or is speculative: these are what is left.
-    for (let i = this.specHead; i < this.specHolders.length; i++) {
-      const holder = this.specHolders[i]!;
+    for (let i = 0; i < this.expiries.length; i++) {
+      const holder = this.expiries.holder(i);
       if (this.holders.pod[holder] === pod.id) this.removeHolder(holder);
     }
     for (let i = this.speculations.length - 1; i >= 0; i--)
@@ -388,9 +385,7 @@ export class PreciseIndex {
     const queued = holders.specUntil[holder]! > 0;
     holders.specUntil[holder] = until;
     if (queued) return;
-    this.specHolders.push(holder);
-    this.specGenerations.push(holders.generation[holder]!);
-    this.specUntils.push(until);
+    this.expiries.push(holder, holders.generation[holder]!, until);
   }
 
   /** Keys up to one slice of the pending speculative entries; those past their TTL are dropped. */
@@ -724,30 +719,21 @@ export class PreciseIndex {
 
   /** Removes the speculative holders that expired and were not confirmed, renewed or freed. */
   private sweep(nowMs: number): void {
-    const until = this.specUntils;
+    const queue = this.expiries;
     const holders = this.holders;
-    while (this.specHead < until.length && until[this.specHead]! <= nowMs) {
-      const holder = this.specHolders[this.specHead]!;
-      const generation = this.specGenerations[this.specHead]!;
+    while (queue.length > 0 && queue.until(0) <= nowMs) {
+      const holder = queue.holder(0);
+      const generation = queue.generation(0);
+      queue.shift();
       const latest = holders.specUntil[holder]!;
       // A freed holder, or one an event confirmed (0), is dropped from the queue.
-      if (holders.generation[holder] === generation && latest !== 0) {
-        if (latest > nowMs) {
-          this.specHolders.push(holder); // re-marked since: queued again at its new time
-          this.specGenerations.push(generation);
-          this.specUntils.push(latest);
-        } else {
-          holders.specUntil[holder] = 0;
-          if (holders.tiers[holder] === 0) this.removeHolder(holder);
-        }
+      if (holders.generation[holder] !== generation || latest === 0) continue;
+      if (latest > nowMs)
+        queue.push(holder, generation, latest); // re-marked since: queued again at its new time
+      else {
+        holders.specUntil[holder] = 0;
+        if (holders.tiers[holder] === 0) this.removeHolder(holder);
       }
-      this.specHead++;
-    }
-    if (this.specHead > 1024 && this.specHead * 2 > until.length) {
-      until.splice(0, this.specHead);
-      this.specHolders.splice(0, this.specHead);
-      this.specGenerations.splice(0, this.specHead);
-      this.specHead = 0;
     }
   }
 

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { EngineBlockPool, TailTokens } from "./precise-pools.ts";
+import { EngineBlockPool, ExpiryQueue, TailTokens } from "./precise-pools.ts";
 
 test("a freed tail run is reused by the next tail of its length only", () => {
   const tails = new TailTokens();
@@ -37,4 +37,30 @@ test("engine blocks keep their tails in the pool's token array across growth and
   assert.deepEqual(tailOf(again), tokens.slice(8, 40));
   assert.deepEqual(tailOf(ids[6]!), tokens.slice(0, 16), "its neighbours are untouched");
   assert.deepEqual(tailOf(ids[8]!), tokens.slice(2, 50));
+});
+
+test("the expiry queue is first in, first out across wrap-arounds and doublings", () => {
+  const queue = new ExpiryQueue();
+  const model: number[] = [];
+  let next = 0;
+  for (let round = 0; round < 5_000; round++) {
+    // Pushes outnumber shifts, so the ring wraps while it fills, then doubles mid-wrap.
+    for (let k = 0; k < 3; k++) {
+      queue.push(next, next * 7, next + 0.5);
+      model.push(next++);
+    }
+    for (let k = 0; k < 2; k++) {
+      assert.deepEqual(
+        [queue.holder(0), queue.generation(0), queue.until(0)],
+        [model[0], model[0]! * 7, model[0]! + 0.5],
+      );
+      queue.shift();
+      model.shift();
+    }
+  }
+  assert.equal(queue.length, model.length);
+  assert.deepEqual(
+    Array.from({ length: queue.length }, (_, i) => queue.holder(i)),
+    model,
+  );
 });

@@ -239,3 +239,63 @@ export class KeySlotPool extends Pool {
     this.derivation = grown(this.derivation, size);
   }
 }
+
+/**
+ * Speculative holders in expiry order: (holder, its generation then, expiry ms), a ring of typed
+ * columns that doubles when full, so a push or a shift never moves the entries queued (a doubling
+ * copies them once, in order, into columns twice the size).
+ */
+export class ExpiryQueue {
+  private holders = new Int32Array(INITIAL);
+  private generations = new Int32Array(INITIAL);
+  private untils = new Float64Array(INITIAL);
+  private head = 0;
+  private count = 0;
+
+  /** Entries queued. */
+  get length(): number {
+    return this.count;
+  }
+
+  push(holder: number, generation: number, until: number): void {
+    if (this.count === this.holders.length) this.double();
+    const at = (this.head + this.count) & (this.holders.length - 1);
+    this.holders[at] = holder;
+    this.generations[at] = generation;
+    this.untils[at] = until;
+    this.count++;
+  }
+
+  /** Drops the entry at the head. */
+  shift(): void {
+    this.head = (this.head + 1) & (this.holders.length - 1);
+    this.count--;
+  }
+
+  /** The holder of the `i`-th entry from the head (0: the next due). */
+  holder(i: number): number {
+    return this.holders[(this.head + i) & (this.holders.length - 1)]!;
+  }
+
+  generation(i: number): number {
+    return this.generations[(this.head + i) & (this.holders.length - 1)]!;
+  }
+
+  until(i: number): number {
+    return this.untils[(this.head + i) & (this.holders.length - 1)]!;
+  }
+
+  private double(): void {
+    const size = this.holders.length;
+    const unwrap = <T extends Int32Array | Float64Array>(old: T): T => {
+      const next = new (old.constructor as new (n: number) => T)(size * 2);
+      next.set(old.subarray(this.head) as never);
+      next.set(old.subarray(0, this.head) as never, size - this.head);
+      return next;
+    };
+    this.holders = unwrap(this.holders);
+    this.generations = unwrap(this.generations);
+    this.untils = unwrap(this.untils);
+    this.head = 0;
+  }
+}
