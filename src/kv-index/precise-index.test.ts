@@ -536,3 +536,26 @@ test("a conversation's pending entries whose keys its array already keeps are ma
   assert.deepEqual([...match.blocks], [1200, 1200]);
   assert.deepEqual([...match.keys], [...idx.requestKeys(tokens, MODEL)]);
 });
+
+test("room reserved mid-stream keeps what the index holds, speculative entries and their expiry", () => {
+  const build = (reserveAt: number) => {
+    const idx = index({ speculativeTtlMs: 100 });
+    for (let step = 0; step < 6; step++) {
+      if (step === reserveAt) idx.reserve(5_000);
+      idx.apply(stored(tokensOf(16 * 40, step), 16, BigInt(step) << 20n), "a", MODEL, step);
+      idx.insertSpeculative(tokensOf(16 * 30, 10 + step), MODEL, "b", step * 40);
+    }
+    return idx;
+  };
+  const plain = build(-1);
+  const reserved = build(4); // after the first entries expired: the queue does not start at its columns' start
+  const prompts = [0, 1, 2, 3, 4, 5].flatMap((s) => [tokensOf(16 * 40, s), tokensOf(16 * 30, 10 + s)]);
+  const probe = (idx: PreciseIndex, now: number) =>
+    prompts.map((tokens) => [...matchOf(idx, tokens, ["a", "b"], now).blocks]);
+  assert.deepEqual(reserved.stats(), plain.stats());
+  assert.deepEqual(probe(reserved, 200), probe(plain, 200));
+  reserved.apply([], "a", MODEL, 1_000); // past every speculative entry's TTL
+  plain.apply([], "a", MODEL, 1_000);
+  assert.deepEqual(reserved.stats(), plain.stats());
+  assert.equal(reserved.stats().speculativeQueue, 0);
+});

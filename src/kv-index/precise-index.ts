@@ -210,6 +210,20 @@ export class PreciseIndex {
     for (const tier of options.tiers ?? DEFAULT_TIERS) this.addTier(tier.name, tier.weight);
   }
 
+  /**
+   * Makes room up front for `records` records of each kind, or as many as the byte budget holds,
+   * so a live index's storage doubles (a copy of its columns: milliseconds at a million records)
+   * only past that. The room is virtual memory until records fill it.
+   */
+  reserve(records: number): void {
+    const upTo = (bytes: number) => Math.min(records, Math.ceil(this.options.maxBytes / bytes));
+    this.holders.reserve(upTo(HOLDER_BYTES));
+    this.expiries.reserve(upTo(HOLDER_BYTES));
+    this.slots.reserve(upTo(KEY_BYTES));
+    this.blocks.reserve(upTo(ENGINE_BLOCK_BYTES));
+    this.edges.reserve(upTo(HOLDER_BYTES));
+  }
+
   /** Counts and sizes. */
   stats(): PreciseIndexStats {
     return {

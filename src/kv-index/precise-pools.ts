@@ -46,6 +46,14 @@ abstract class Pool {
     this.freeHead = id;
   }
 
+  /** Makes room for `capacity` records, so the columns double only past it. */
+  reserve(capacity: number): void {
+    if (capacity <= this.size) return;
+    while (this.size < capacity) this.size *= 2;
+    this.next = grown(this.next, this.size);
+    this.grow(this.size);
+  }
+
   protected abstract grow(size: number): void;
 }
 
@@ -255,6 +263,11 @@ export class ExpiryQueue {
   /** Entries queued. */
   get length(): number {
     return this.count;
+  }
+
+  /** Makes room for `capacity` entries, so the ring doubles only past it. */
+  reserve(capacity: number): void {
+    while (this.holders.length < capacity) this.double();
   }
 
   push(holder: number, generation: number, until: number): void {

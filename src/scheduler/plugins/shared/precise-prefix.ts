@@ -25,6 +25,11 @@ import { chosenEndpoints } from "./chosen-endpoints.ts";
 
 /** Memory budget of the index when `costAwareMemoryConfig.size` does not set one. */
 export const DEFAULT_INDEX_BYTES = 1024 ** 3;
+/**
+ * Records of each kind a live index makes room for when it starts (within its byte budget): its
+ * storage then doubles only past about a million blocks, and the room costs virtual memory only.
+ */
+const LIVE_RESERVED_RECORDS = 1 << 20;
 
 const tokenProcessorConfig = z
   .strictObject({
@@ -188,6 +193,7 @@ export class PrecisePrefixCache implements Omit<HostedPlugin, "type" | "name"> {
 
   async start(): Promise<void> {
     this.started = true;
+    this.index.reserve(LIVE_RESERVED_RECORDS);
     const events = this.params.kvEventsConfig;
     const pods = events.podDiscoveryConfig;
     this.subscriber = new KvEventSubscriber(
