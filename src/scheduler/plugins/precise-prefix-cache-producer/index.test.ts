@@ -164,6 +164,10 @@ test("started, what a decision left to key speculatively is keyed in idle event-
       producer.preRequest(produce(producer, prompt).ctx, resultFor(endpoints[0]!));
       const left = index.pendingSpeculativeBlocks;
       assert.equal(left, 3000 - 1024);
+      const pending = producer
+        .metrics()
+        .find((m) => m.name === "llm_d_epp_kv_cache_speculative_pending_blocks")!;
+      assert.equal(pending.value(), left, "the backlog's gauge");
       for (let i = 0; i < 4; i++) await turn();
       assert.equal(index.pendingSpeculativeBlocks, started ? 0 : left, `started: ${started}`);
     } finally {

@@ -270,6 +270,11 @@ export class PrecisePrefixCache implements Omit<HostedPlugin, "type" | "name"> {
         "(block key, endpoint) entries of the precise prefix index",
         () => index().holders,
       ),
+      gauge(
+        "speculative_pending_blocks",
+        "Blocks of routing decisions' speculative entries not yet keyed",
+        () => this.index.pendingSpeculativeBlocks,
+      ),
       counter(
         "index_evicted_blocks_total",
         "Engine blocks forgotten to stay within the byte budget",
