@@ -2,7 +2,14 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { seededRandom } from "../core/random.ts";
 import { defaultTokenizer } from "../tokenizer/tokenizer.ts";
-import { blockCount, hashPrefixBlocks, hashTextBlocks, prefixSeed } from "./block-hasher.ts";
+import {
+  blockCount,
+  HASH_LANES,
+  hashPrefixBlocks,
+  hashTextBlocks,
+  prefixSeed,
+  resumeTextBlocks,
+} from "./block-hasher.ts";
 
 const seed = prefixSeed("model-a");
 
@@ -118,5 +125,29 @@ test("ASCII byte pieces hash like the same text as strings, at any cut, parity a
         hashTextBlocks(pieces, 16, maxBlocks, seed),
         hashTextBlocks(whole, 16, maxBlocks, seed),
       );
+  }
+});
+
+test("a text hashed in two parts, resumed from the recorded state, has the keys of one call", () => {
+  const random = seededRandom(17);
+  const seed = prefixSeed("m", "salt");
+  for (let trial = 0; trial < 40; trial++) {
+    const length = 1 + Math.floor(random() * 20_000);
+    const text = Array.from({ length }, () => String.fromCharCode(32 + Math.floor(random() * 2000))).join("");
+    const cut = Math.floor(random() * length);
+    const pieces = [text.slice(0, cut), text.slice(cut)];
+    const blockSizeTokens = [1, 16, 64][trial % 3]!;
+    const whole = hashTextBlocks(text, blockSizeTokens, Number.POSITIVE_INFINITY, seed);
+    const blocks = whole.length;
+    const half = Math.floor(random() * (blocks + 1));
+    const keys = new Float64Array(blocks);
+    const lanes = new Int32Array(Math.max(1, half) * HASH_LANES);
+    resumeTextBlocks(pieces, blockSizeTokens, 0, half, seed, keys, lanes, true);
+    resumeTextBlocks(pieces, blockSizeTokens, half, blocks, seed, keys, lanes, false);
+    assert.deepEqual(
+      [...keys],
+      [...whole],
+      `length ${length}, ${blockSizeTokens}-token blocks, cut at block ${half}`,
+    );
   }
 });

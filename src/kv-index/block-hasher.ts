@@ -182,3 +182,26 @@ export function hashTextBlocks(
   hashWordBlocks(words, blockUnits / UNITS_PER_WORD_TEXT, units, UNITS_PER_WORD_TEXT, n, seed, keys);
   return keys;
 }
+
+/**
+ * `hashTextBlocks`'s keys of blocks `first` to `blocks - 1` of `text`, written into `keys` at
+ * their block index, resumed as `resumePrefixBlocks` resumes (from the state of block `first - 1`
+ * in `lanes`, or from `seed` when `first` is 0), each block's state recorded in `lanes` when
+ * `record`: a long text hashed in parts, with the same keys.
+ */
+export function resumeTextBlocks(
+  text: string | readonly TextPiece[],
+  blockSizeTokens: number,
+  first: number,
+  blocks: number,
+  seed: number,
+  keys: Float64Array,
+  lanes: Int32Array,
+  record: boolean,
+): void {
+  const blockUnits = blockSizeTokens * CHARS_PER_TOKEN;
+  const units = Math.min(textLength(text), blocks * blockUnits);
+  const words = utf16Words(text, units);
+  const wordsPerBlock = blockUnits / UNITS_PER_WORD_TEXT;
+  hashWordBlocks(words, wordsPerBlock, units, UNITS_PER_WORD_TEXT, blocks, seed, keys, first, lanes, record);
+}

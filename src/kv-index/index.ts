@@ -1,5 +1,12 @@
 /** KV index: prefix block hashing, the approximate and precise prefix indexes and the match data they publish. */
-export { blockCount, hashPrefixBlocks, hashTextBlocks, prefixSeed } from "./block-hasher.ts";
+export {
+  blockCount,
+  HASH_LANES,
+  hashPrefixBlocks,
+  hashTextBlocks,
+  prefixSeed,
+  resumeTextBlocks,
+} from "./block-hasher.ts";
 export { heldPrefixBlocks } from "./held-block-hashes.ts";
 export {
   matchRatio,

@@ -221,3 +221,44 @@ test("a long prompt's deferred insert holds its body's reused receive buffer unt
   next.fill(0x21);
   assert.equal(matchOn(schedule(producer, prompt, endpoints[1]), "a"), 100, "the prompt's own keys");
 });
+
+test("started, the producer hashes a long held text prompt in halves and yields after hashing 32K tokens or more; not started, it never does", async () => {
+  const params = { maxPrefixTokensToMatch: 1_048_576, autoTune: false, blockSizeTokens: 64 };
+  const producer = instantiate<ApproxPrefixCacheProducer>(definition, params);
+  const long = (n: number) => "q".repeat(4 * n - 3) + "end"; // n tokens of text, a partial last block's worth varying
+  const run = (prompt: string) => {
+    const ctx = makeContext({ promptText: prompt, model: "m" });
+    return { ctx, done: producer.produce(ctx, endpoints) };
+  };
+  for (const n of [40_000, 100_001]) {
+    const held = run(long(n));
+    assert.equal(
+      held.done,
+      undefined,
+      "the fleet simulator's host starts no plugin and decides synchronously",
+    );
+    producer.preRequest(held.ctx, resultFor(endpoints[0]!));
+  }
+  await producer.start();
+  try {
+    assert.equal(run("q".repeat(4 * 1_000)).done, undefined, "a short prompt goes on at once");
+    const unheld = `${"z".repeat(4 * 64 * 64)}${long(40_000)}`;
+    assert.equal(run(unheld).done, undefined, "only its probe hashed: nobody holds it");
+    for (const n of [40_000, 100_001]) {
+      const { ctx, done } = run(long(n));
+      assert.ok(done instanceof Promise, `${n} tokens: hashed whole, then the loop turns`);
+      assert.equal(
+        readPrefixMatch(ctx.state, producer.stateKey) === undefined,
+        n >= 65_536,
+        `${n} tokens: matched ${n >= 65_536 ? "after the second half, a turn later" : "at once"}`,
+      );
+      await done;
+      const match = readPrefixMatch(ctx.state, producer.stateKey) as PrefixMatchResult;
+      const want = hashTextBlocks(long(n), 64, Number.POSITIVE_INFINITY, prefixSeed("m"));
+      assert.deepEqual([...match.hashes], [...want], `${n} tokens: the keys of one pass`);
+      assert.equal(matchOn(match, "a"), want.length);
+    }
+  } finally {
+    await producer.close();
+  }
+});

@@ -25,9 +25,16 @@ import type {
   TerminationCause,
 } from "../../framework/types.ts";
 import type { PluginDefinition } from "../../../plugin/types.ts";
+import type { HostedPlugin, PluginMetric } from "../../framework/hosted.ts";
 import { chosenEndpoints } from "../shared/chosen-endpoints.ts";
+import { nextTurn, YIELD_TOKENS, yieldAfter } from "../shared/next-turn.ts";
 import { CachedTokensFeedback } from "./cached-tokens-feedback.ts";
-import { promptBlockCount, promptBlockHashes, promptTokenCount } from "../shared/prompt-pieces.ts";
+import {
+  promptBlockCount,
+  promptBlockHashes,
+  promptTextHashesInHalves,
+  promptTokenCount,
+} from "../shared/prompt-pieces.ts";
 
 /** llm-d floors the block size at 64 tokens at runtime, whatever is configured or scraped. */
 export const MIN_BLOCK_SIZE_TOKENS = 64;
@@ -56,13 +63,20 @@ const parameters = z
 /** Validated parameters of `approx-prefix-cache-producer`. */
 export type ApproxPrefixParams = z.infer<typeof parameters>;
 
-/** The producer instance: also a PreRequest (optimistic insert). `index` is exposed for metrics. */
-export class ApproxPrefixCacheProducer implements DataProducer, PreRequest {
+/**
+ * The producer instance: also a PreRequest (optimistic insert). `index` is exposed for metrics.
+ * Started by the live host, it yields to the event loop after hashing 32K tokens or more of a
+ * prompt, so that hashing and the filters, scorers and hooks after it are two event-loop blocks,
+ * and hashes a text prompt of 64K tokens or more in two halves; the fleet simulator starts no
+ * plugin and decides synchronously.
+ */
+export class ApproxPrefixCacheProducer implements DataProducer, PreRequest, HostedPlugin {
   readonly type = "approx-prefix-cache-producer";
   readonly index: PrefixIndex;
   /** Where this instance publishes its `PrefixMatchResult` in `ctx.state`. */
   readonly stateKey: string;
   private settleTimer: ReturnType<typeof setTimeout> | undefined;
+  private live = false;
 
   constructor(
     readonly name: string,
@@ -82,30 +96,74 @@ export class ApproxPrefixCacheProducer implements DataProducer, PreRequest {
    * nothing can match, and a long prompt no endpoint holds is hashed on only for its insert, after
    * the request has left (`preRequest`).
    */
-  produce(ctx: SchedulingContext, endpoints: readonly Endpoint[]): void {
+  produce(ctx: SchedulingContext, endpoints: readonly Endpoint[]): void | Promise<void> {
     const request = ctx.request;
     const blockSizeTokens = this.blockSizeFor(endpoints);
     if (this.params.autoTune) this.tuneCapacities(endpoints, blockSizeTokens);
     const maxBlocks = this.maxBlocks(blockSizeTokens);
     const totalBlocks = promptBlockCount(request, blockSizeTokens, maxBlocks);
     const keys = endpoints.map((e) => e.metadata.key);
-    let hashes = promptBlockHashes(request, blockSizeTokens, Math.min(maxBlocks, PROBE_BLOCKS));
-    let matched = this.matchAll(hashes, keys);
-    if (hashes.length < totalBlocks && Math.max(0, ...matched) === hashes.length) {
-      hashes = promptBlockHashes(request, blockSizeTokens, maxBlocks);
-      matched = this.matchAll(hashes, keys);
+    const probe = promptBlockHashes(request, blockSizeTokens, Math.min(maxBlocks, PROBE_BLOCKS));
+    const probed = this.matchAll(probe, keys);
+    if (probe.length === totalBlocks || Math.max(0, ...probed) < probe.length) {
+      this.publish(ctx, probe, probed, keys, totalBlocks, blockSizeTokens);
+      return;
     }
+    if (this.live && !request.tokens && totalBlocks * blockSizeTokens >= 2 * YIELD_TOKENS)
+      return this.hashInHalves(ctx, keys, totalBlocks, blockSizeTokens);
+    const hashes = promptBlockHashes(request, blockSizeTokens, maxBlocks);
+    this.publish(ctx, hashes, this.matchAll(hashes, keys), keys, totalBlocks, blockSizeTokens);
+    if (this.live) return yieldAfter(hashes.length * blockSizeTokens);
+  }
+
+  /**
+   * Live, a long text prompt whose probe some endpoint holds is hashed whole in two event-loop
+   * blocks, and the decision goes on in a third.
+   */
+  private async hashInHalves(
+    ctx: SchedulingContext,
+    keys: readonly string[],
+    totalBlocks: number,
+    blockSizeTokens: number,
+  ): Promise<void> {
+    const hashes = await promptTextHashesInHalves(ctx.request, blockSizeTokens, totalBlocks, nextTurn);
+    this.publish(ctx, hashes, this.matchAll(hashes, keys), keys, totalBlocks, blockSizeTokens);
+    await nextTurn();
+  }
+
+  private publish(
+    ctx: SchedulingContext,
+    hashes: Float64Array,
+    matched: Int32Array,
+    keys: readonly string[],
+    totalBlocks: number,
+    blockSizeTokens: number,
+  ): void {
     const byEndpoint = new Map<string, PrefixCacheMatchInfo>();
     for (let i = 0; i < keys.length; i++) {
       byEndpoint.set(keys[i]!, { matchBlocks: matched[i]!, totalBlocks, blockSizeTokens });
     }
     const result: PrefixMatchResult = {
       blockSizeTokens,
-      promptTokens: promptTokenCount(request, this.tokenizer),
+      promptTokens: promptTokenCount(ctx.request, this.tokenizer),
       hashes,
       byEndpoint,
     };
     ctx.state.set(this.stateKey, result);
+  }
+
+  async start(): Promise<void> {
+    this.live = true;
+  }
+
+  endpointsChanged(): void {}
+
+  async close(): Promise<void> {
+    this.live = false;
+  }
+
+  metrics(): readonly PluginMetric[] {
+    return [];
   }
 
   /**

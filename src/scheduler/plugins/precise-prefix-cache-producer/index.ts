@@ -31,7 +31,7 @@ export class PrecisePrefixCacheProducer extends PreciseCachePlugin implements Da
 
   produce(ctx: SchedulingContext, endpoints: readonly Endpoint[]): void | Promise<void> {
     this.cache.produce(ctx, endpoints);
-    if (this.live) return yieldAfter(ctx.request.tokens);
+    if (this.live) return yieldAfter(ctx.request.tokens?.length ?? 0);
   }
 
   override async start(): Promise<void> {

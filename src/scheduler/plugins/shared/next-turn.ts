@@ -5,13 +5,17 @@
  */
 
 /** Prompt tokens from which a started producer yields after its work (≈ 500 blocks of 64). */
-const YIELD_TOKENS = 32_768;
+export const YIELD_TOKENS = 32_768;
 
 /**
- * What a started producer returns after its work on a prompt of `tokens`: a promise of the event
- * loop's next turn (after the I/O already waiting) when the prompt is long, else nothing.
+ * What a started producer returns after its work on `tokens` of a prompt: a promise of the event
+ * loop's next turn (after the I/O already waiting) when they are many, else nothing.
  */
-export function yieldAfter(tokens: Uint32Array | undefined): Promise<void> | undefined {
-  if ((tokens?.length ?? 0) < YIELD_TOKENS) return undefined;
+export function yieldAfter(tokens: number): Promise<void> | undefined {
+  return tokens < YIELD_TOKENS ? undefined : nextTurn();
+}
+
+/** The event loop's next turn, after the I/O already waiting. */
+export function nextTurn(): Promise<void> {
   return new Promise((resolve) => setImmediate(resolve));
 }

@@ -6,7 +6,14 @@
  * `renderChatParts(messages)` is hashed instead, the message strings read in place.
  */
 import { type ChatMessageLike, renderChatParts, type TextPiece } from "../../../api/prompt.ts";
-import { blockCount, hashTextBlocks, heldPrefixBlocks, prefixSeed } from "../../../kv-index/index.ts";
+import {
+  blockCount,
+  HASH_LANES,
+  hashTextBlocks,
+  heldPrefixBlocks,
+  prefixSeed,
+  resumeTextBlocks,
+} from "../../../kv-index/index.ts";
 import { CHARS_PER_TOKEN, CharChunkTokenizer, type Tokenizer } from "../../../tokenizer/tokenizer.ts";
 import { textLength } from "../../../tokenizer/utf16-words.ts";
 import type { SchedulingRequest } from "../../framework/types.ts";
@@ -42,11 +49,36 @@ export function promptBlockHashes(
   blockSizeTokens: number,
   maxBlocks: number,
 ): Float64Array {
-  const salt = typeof request.body.cache_salt === "string" ? request.body.cache_salt : "";
-  const seed = prefixSeed(request.model, salt);
+  const seed = promptSeed(request);
   return request.tokens
     ? heldPrefixBlocks(request.tokens, blockSizeTokens, maxBlocks, seed)
     : hashTextBlocks(promptPieces(request), blockSizeTokens, maxBlocks, seed);
+}
+
+/**
+ * `promptBlockHashes` of a prompt's text (its token ids not set) to block `blocks`, hashed in two
+ * halves with `pause` awaited between them: a long prompt's hashing as two event-loop blocks.
+ */
+export async function promptTextHashesInHalves(
+  request: SchedulingRequest,
+  blockSizeTokens: number,
+  blocks: number,
+  pause: () => Promise<void>,
+): Promise<Float64Array> {
+  const seed = promptSeed(request);
+  const keys = new Float64Array(blocks);
+  const half = blocks >>> 1;
+  const lanes = new Int32Array(Math.max(1, half) * HASH_LANES);
+  resumeTextBlocks(promptPieces(request), blockSizeTokens, 0, half, seed, keys, lanes, true);
+  await pause();
+  resumeTextBlocks(promptPieces(request), blockSizeTokens, half, blocks, seed, keys, lanes, false);
+  return keys;
+}
+
+/** The prefix hashes' seed of a request: its model and `cache_salt`. */
+function promptSeed(request: SchedulingRequest): number {
+  const salt = typeof request.body.cache_salt === "string" ? request.body.cache_salt : "";
+  return prefixSeed(request.model, salt);
 }
 
 /**

@@ -113,7 +113,7 @@ class EstimateTokenProducer implements DataProducer, HostedPlugin {
     const held = this.heldChat(request);
     if (held) {
       request.tokens = held;
-      return yieldAfter(held);
+      return yieldAfter(held.length);
     }
     request.tokens =
       this.tokenizer instanceof CharChunkTokenizer
