@@ -225,7 +225,7 @@ test("a long prompt's deferred insert holds its body's reused receive buffer unt
 test("started, the producer hashes a long held text prompt in halves and yields after hashing 32K tokens or more; not started, it never does", async () => {
   const params = { maxPrefixTokensToMatch: 1_048_576, autoTune: false, blockSizeTokens: 64 };
   const producer = instantiate<ApproxPrefixCacheProducer>(definition, params);
-  const long = (n: number) => "q".repeat(4 * n - 3) + "end"; // n tokens of text, a partial last block's worth varying
+  const long = (n: number) => `${"q".repeat(4 * n - 3)}end`; // n tokens of text
   const run = (prompt: string) => {
     const ctx = makeContext({ promptText: prompt, model: "m" });
     return { ctx, done: producer.produce(ctx, endpoints) };
