@@ -142,8 +142,8 @@ test("a text hashed in two parts, resumed from the recorded state, has the keys 
     const half = Math.floor(random() * (blocks + 1));
     const keys = new Float64Array(blocks);
     const lanes = new Int32Array(Math.max(1, half) * HASH_LANES);
-    resumeTextBlocks(pieces, blockSizeTokens, 0, half, seed, keys, lanes, true);
-    resumeTextBlocks(pieces, blockSizeTokens, half, blocks, seed, keys, lanes, false);
+    resumeTextBlocks(pieces, blockSizeTokens, { first: 0, blocks: half, seed, keys, lanes, record: true });
+    resumeTextBlocks(pieces, blockSizeTokens, { first: half, blocks, seed, keys, lanes, record: false });
     assert.deepEqual(
       [...keys],
       [...whole],

@@ -141,21 +141,23 @@ export function hashPrefixBlocks(
 }
 
 /**
- * `hashPrefixBlocks`'s keys of blocks `first` to `blocks - 1` of `tokens`, written into `keys` at
- * their block index, resumed from the state of block `first - 1` in `lanes` (`HASH_LANES` per
- * block, as a recording call left them) or from `seed` when `first` is 0. With `record`, each
- * block's state is kept in `lanes`, so a longer prompt with the same leading blocks resumes there.
+ * A hash resumed part way: the keys of blocks `first` to `blocks - 1`, written into `keys` at their
+ * block index, from the state of block `first - 1` in `lanes` (`HASH_LANES` per block, as a
+ * recording call left them) or from `seed` when `first` is 0. With `record`, each block's state is
+ * kept in `lanes`, so a later call resumes after it.
  */
-export function resumePrefixBlocks(
-  tokens: Uint32Array,
-  blockSizeTokens: number,
-  first: number,
-  blocks: number,
-  seed: number,
-  keys: Float64Array,
-  lanes: Int32Array,
-  record: boolean,
-): void {
+export interface HashResume {
+  first: number;
+  blocks: number;
+  seed: number;
+  keys: Float64Array;
+  lanes: Int32Array;
+  record: boolean;
+}
+
+/** `hashPrefixBlocks`'s keys of `tokens`, resumed (`at`): a conversation's next turn hashes only its new blocks. */
+export function resumePrefixBlocks(tokens: Uint32Array, blockSizeTokens: number, at: HashResume): void {
+  const { first, blocks, seed, keys, lanes, record } = at;
   hashWordBlocks(tokens, blockSizeTokens, tokens.length, 1, blocks, seed, keys, first, lanes, record);
 }
 
@@ -183,22 +185,13 @@ export function hashTextBlocks(
   return keys;
 }
 
-/**
- * `hashTextBlocks`'s keys of blocks `first` to `blocks - 1` of `text`, written into `keys` at
- * their block index, resumed as `resumePrefixBlocks` resumes (from the state of block `first - 1`
- * in `lanes`, or from `seed` when `first` is 0), each block's state recorded in `lanes` when
- * `record`: a long text hashed in parts, with the same keys.
- */
+/** `hashTextBlocks`'s keys of `text`, resumed (`at`): a long text hashed in parts, with the same keys. */
 export function resumeTextBlocks(
   text: string | readonly TextPiece[],
   blockSizeTokens: number,
-  first: number,
-  blocks: number,
-  seed: number,
-  keys: Float64Array,
-  lanes: Int32Array,
-  record: boolean,
+  at: HashResume,
 ): void {
+  const { first, blocks, seed, keys, lanes, record } = at;
   const blockUnits = blockSizeTokens * CHARS_PER_TOKEN;
   const units = Math.min(textLength(text), blocks * blockUnits);
   const words = utf16Words(text, units);

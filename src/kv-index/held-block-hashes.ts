@@ -25,11 +25,20 @@ export function heldPrefixBlocks(
   const n = Math.min(maxBlocks, blockCount(tokens.length, blockSizeTokens));
   const full = Math.min(n, Math.floor(tokens.length / blockSizeTokens));
   if (kept.blocks < full) {
-    resumePrefixBlocks(tokens, blockSizeTokens, kept.blocks, full, seed, kept.keys, kept.state, true);
+    const at = { first: kept.blocks, blocks: full, seed, keys: kept.keys, lanes: kept.state, record: true };
+    resumePrefixBlocks(tokens, blockSizeTokens, at);
     kept.blocks = full;
   }
   const out = new Float64Array(n);
   out.set(kept.keys.subarray(0, full));
-  if (n > full) resumePrefixBlocks(tokens, blockSizeTokens, full, n, seed, out, kept.state, false);
+  if (n > full)
+    resumePrefixBlocks(tokens, blockSizeTokens, {
+      first: full,
+      blocks: n,
+      seed,
+      keys: out,
+      lanes: kept.state,
+      record: false,
+    });
   return out;
 }

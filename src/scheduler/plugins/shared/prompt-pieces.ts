@@ -69,9 +69,23 @@ export async function promptTextHashesInHalves(
   const keys = new Float64Array(blocks);
   const half = blocks >>> 1;
   const lanes = new Int32Array(Math.max(1, half) * HASH_LANES);
-  resumeTextBlocks(promptPieces(request), blockSizeTokens, 0, half, seed, keys, lanes, true);
+  resumeTextBlocks(promptPieces(request), blockSizeTokens, {
+    first: 0,
+    blocks: half,
+    seed,
+    keys,
+    lanes,
+    record: true,
+  });
   await pause();
-  resumeTextBlocks(promptPieces(request), blockSizeTokens, half, blocks, seed, keys, lanes, false);
+  resumeTextBlocks(promptPieces(request), blockSizeTokens, {
+    first: half,
+    blocks,
+    seed,
+    keys,
+    lanes,
+    record: false,
+  });
   return keys;
 }
 
