@@ -56,14 +56,20 @@ function pin(id: number, cpus: readonly number[], all = false): boolean {
   }
 }
 
+/** The CPUs of the event loop's thread and of the process's other threads. */
+export interface CpuSplit {
+  loop: number[];
+  others: number[];
+}
+
 /** The event loop's CPU (the first of `allowed`) and the others'; undefined with fewer than two. */
-export function splitCpus(allowed: readonly number[]): { loop: number[]; others: number[] } | undefined {
+export function splitCpus(allowed: readonly number[]): CpuSplit | undefined {
   if (allowed.length < 2) return undefined;
   return { loop: allowed.slice(0, 1), others: allowed.slice(1) };
 }
 
 /** The split once made (undefined: none could be); null before the first call. */
-let reservation: Promise<{ loop: number[]; others: number[] } | undefined> | null = null;
+let reservation: Promise<CpuSplit | undefined> | null = null;
 
 /**
  * Gives the calling thread (the event loop's; call it from there) a CPU of its own: on the first
@@ -73,7 +79,7 @@ let reservation: Promise<{ loop: number[]; others: number[] } | undefined> | nul
  * single CPU or affinity cannot be set. Later calls (a restarted worker, a reloaded config) return
  * the same split. `tsWorker(…, others)` starts such a worker.
  */
-export function reserveLoopCpu(): Promise<{ loop: number[]; others: number[] } | undefined> {
+export function reserveLoopCpu(): Promise<CpuSplit | undefined> {
   reservation ??= (async () => {
     const allowed = allowedCpus();
     const split = splitCpus(allowed);

@@ -267,11 +267,13 @@ export class ExpiryQueue {
 
   /** Makes room for `capacity` entries, so the ring doubles only past it. */
   reserve(capacity: number): void {
-    while (this.holders.length < capacity) this.double();
+    let size = this.holders.length;
+    while (size < capacity) size *= 2;
+    if (size > this.holders.length) this.resize(size);
   }
 
   push(holder: number, generation: number, until: number): void {
-    if (this.count === this.holders.length) this.double();
+    if (this.count === this.holders.length) this.resize(this.count * 2);
     const at = (this.head + this.count) & (this.holders.length - 1);
     this.holders[at] = holder;
     this.generations[at] = generation;
@@ -298,12 +300,13 @@ export class ExpiryQueue {
     return this.untils[(this.head + i) & (this.holders.length - 1)]!;
   }
 
-  private double(): void {
-    const size = this.holders.length;
-    const unwrap = <T extends Int32Array | Float64Array>(old: T): T => {
-      const next = new (old.constructor as new (n: number) => T)(size * 2);
-      next.set(old.subarray(this.head) as never);
-      next.set(old.subarray(0, this.head) as never, size - this.head);
+  /** Moves the entries, in order from the head, into columns of `size` (a power of two ≥ the old). */
+  private resize(size: number): void {
+    const old = this.holders.length;
+    const unwrap = <T extends Int32Array | Float64Array>(column: T): T => {
+      const next = new (column.constructor as new (n: number) => T)(size);
+      next.set(column.subarray(this.head) as never);
+      next.set(column.subarray(0, this.head) as never, old - this.head);
       return next;
     };
     this.holders = unwrap(this.holders);

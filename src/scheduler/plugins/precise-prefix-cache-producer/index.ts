@@ -23,7 +23,6 @@ import { yieldAfter } from "../shared/next-turn.ts";
  */
 export class PrecisePrefixCacheProducer extends PreciseCachePlugin implements DataProducer {
   readonly type = "precise-prefix-cache-producer";
-  private live = false;
 
   get stateKey(): string {
     return this.cache.stateKey;
@@ -31,17 +30,7 @@ export class PrecisePrefixCacheProducer extends PreciseCachePlugin implements Da
 
   produce(ctx: SchedulingContext, endpoints: readonly Endpoint[]): void | Promise<void> {
     this.cache.produce(ctx, endpoints);
-    if (this.live) return yieldAfter(ctx.request.tokens?.length ?? 0);
-  }
-
-  override async start(): Promise<void> {
-    await super.start();
-    this.live = true;
-  }
-
-  override async close(): Promise<void> {
-    this.live = false;
-    await super.close();
+    if (this.cache.live) return yieldAfter(ctx.request.tokens?.length ?? 0);
   }
 }
 

@@ -115,7 +115,6 @@ export class PrecisePrefixCache implements Omit<HostedPlugin, "type" | "name"> {
   readonly stateKey: string;
   private subscriber: KvEventSubscriber | undefined;
   private known = new Set<string>();
-  /** Started by a live host: pending speculative entries are then also keyed in idle loop turns. */
   private started = false;
   private keying: NodeJS.Immediate | undefined;
 
@@ -176,6 +175,14 @@ export class PrecisePrefixCache implements Omit<HostedPlugin, "type" | "name"> {
     for (const endpoint of chosenEndpoints(result))
       this.index.insertSpeculative(tokens, ctx.request.model, endpoint.metadata.key, now, match.hashes);
     this.keyWhenIdle();
+  }
+
+  /**
+   * Started by a live host (until closed): its producer then yields after a long prompt's match,
+   * and pending speculative entries are also keyed in idle loop turns.
+   */
+  get live(): boolean {
+    return this.started;
   }
 
   /**

@@ -9,7 +9,7 @@
  */
 import { z } from "zod";
 import type { ChatMessageLike } from "../../../api/prompt.ts";
-import { reserveLoopCpu } from "../../../core/cpu-affinity.ts";
+import { type CpuSplit, reserveLoopCpu } from "../../../core/cpu-affinity.ts";
 import { Char4Conversations } from "../../../tokenizer/char4-conversations.ts";
 import { IncrementalEncoder } from "../../../tokenizer/incremental.ts";
 import type { MessageTrie } from "../../../tokenizer/message-trie.ts";
@@ -149,7 +149,7 @@ class ModelTokenProducer implements DataProducer, HostedPlugin {
   readonly type = "token-producer";
   private worker: WorkerEncoder | null = null;
   /** With `loopCpu: dedicated` once pinned: the event loop's CPU and the rest; else undefined. */
-  private split: { loop: number[]; others: number[] } | undefined;
+  private split: CpuSplit | undefined;
 
   constructor(
     readonly name: string,
