@@ -110,7 +110,7 @@ const EDGE_BYTES = 12;
 /** A tail token (only where engine and request block sizes differ). */
 const TOKEN_BYTES = 4;
 const MAX_TIERS = 16;
-/** Tokens of speculative entries keyed per index call (0.5–0.9 ms of CBOR-FNV where no key is known). */
+/** Tokens of speculative entries keyed per index call (0.4 ms of CBOR-FNV hot where no key is known, more cold). */
 const SPECULATION_SLICE_TOKENS = 16_384;
 /** What marking a block whose key its array keeps costs of that slice, in tokens: a lookup, not a hash. */
 const HELD_MARK_TOKENS = 8;
