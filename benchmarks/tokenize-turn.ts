@@ -387,7 +387,9 @@ const CONVERSATIONS = 10;
 /**
  * Bodies of the next-turn case: turn `i` continues conversation `i % CONVERSATIONS` by one more
  * turn, so each conversation grows by `newTokens` a turn around `historyTokens`. `warm` are the
- * conversations as the router saw them first.
+ * conversations as the router saw them first. Each turn's new text starts 9,973 characters after
+ * the previous turn's, as the fork's does, so no two turns bring the same text (the tokenizer's
+ * word cache would remember it); as for the fork, some of it is also in the held conversations.
  */
 function nextTurns(
   text: string,
@@ -402,7 +404,7 @@ function nextTurns(
     const c = i % CONVERSATIONS;
     const turns = Math.floor(i / CONVERSATIONS);
     const added = Array.from({ length: turns + 1 }, (_, k) =>
-      turn(text, 60_000 + c * 7_919 + k * 9_973, options.newTokens, `conversation ${c}, turn ${k}`),
+      turn(text, 60_000 + (k * CONVERSATIONS + c) * 9_973, options.newTokens, `conversation ${c}, turn ${k}`),
     );
     return JSON.stringify({ messages: [...held[c]!, ...added.flat()] });
   };
