@@ -7,6 +7,7 @@
  */
 import type { Tokenizer as HfTokenizer } from "@huggingface/tokenizers";
 import type { ChatMessageLike } from "../api/prompt.ts";
+import { BpeMerges } from "./bpe-merges.ts";
 import { byteLevelString, byteLevelUnits } from "./byte-level.ts";
 import { type ChatTemplate, type ChatTokenizer, renderSegments } from "./chat.ts";
 
@@ -34,6 +35,8 @@ export class BpeTokenizer implements ChatTokenizer {
   private readonly promptPrefix: number[];
   private readonly promptSuffix: number[];
   private readonly model: NonNullable<HfTokenizer["model"]>;
+  /** The model's merges over ids (null: a model only the library can run). */
+  private readonly merges: BpeMerges | null;
 
   constructor(
     readonly name: string,
@@ -42,6 +45,7 @@ export class BpeTokenizer implements ChatTokenizer {
   ) {
     if (!lib.model) throw new Error(`${name}: tokenizer.json has no model`);
     this.model = lib.model;
+    this.merges = fastMerges(lib.model);
     for (const [id, token] of lib.get_added_tokens_decoder()) {
       if (token.lstrip || token.rstrip)
         throw new Error(`${name}: added token ${token.content} strips spaces`);
@@ -129,13 +133,25 @@ export class BpeTokenizer implements ChatTokenizer {
   }
 
   /**
-   * The ids of one pre-tokenizer piece, remembered: the library's BPE model over the piece's
-   * byte-level string (its full `encode` costs far more per call), or its `encode` when a merged
-   * token is not in the vocabulary.
+   * The ids of one pre-tokenizer piece, remembered: the merges over ids, else the library's BPE
+   * model over the piece's byte-level string (its full `encode` costs far more per call), or its
+   * `encode` when a merged token is not in the vocabulary.
    */
   private learnWord(word: string): number | number[] {
-    const vocab = this.model.tokens_to_ids;
+    const encoded = this.mergeWord(word);
+    const ids = encoded.length === 1 ? encoded[0]! : encoded;
+    if (this.words.size >= WORD_CACHE_ENTRIES) this.words.clear();
+    this.words.set(word, ids);
+    return ids;
+  }
+
+  private mergeWord(word: string): number[] {
     let encoded: number[] = [];
+    if (this.merges) {
+      this.merges.encode(word, encoded);
+      return encoded;
+    }
+    const vocab = this.model.tokens_to_ids;
     for (const token of this.model.encode([byteLevelString(word)])) {
       const id = vocab.get(token);
       if (id === undefined) {
@@ -144,11 +160,30 @@ export class BpeTokenizer implements ChatTokenizer {
       }
       encoded.push(id);
     }
-    const ids = encoded.length === 1 ? encoded[0]! : encoded;
-    if (this.words.size >= WORD_CACHE_ENTRIES) this.words.clear();
-    this.words.set(word, ids);
-    return ids;
+    return encoded;
   }
+}
+
+/** The library's BPE model, narrowed to what `BpeMerges` reads. */
+interface BpeModelFields {
+  merges?: unknown;
+  ignore_merges?: unknown;
+  end_of_word_suffix?: unknown;
+  continuing_subword_suffix?: unknown;
+  byte_fallback?: unknown;
+}
+
+/** Merges over ids for a plain byte-level BPE model (no suffixes, no byte fallback), else null. */
+function fastMerges(model: NonNullable<HfTokenizer["model"]>): BpeMerges | null {
+  const fields = model as unknown as BpeModelFields;
+  if (!Array.isArray(fields.merges) || fields.end_of_word_suffix || fields.continuing_subword_suffix)
+    return null;
+  if (fields.byte_fallback) return null;
+  return BpeMerges.of(
+    fields.merges as [string, string][],
+    model.tokens_to_ids,
+    fields.ignore_merges === true,
+  );
 }
 
 /** The pre-tokenizer's split pattern (the library's translation of the Oniguruma regex). */

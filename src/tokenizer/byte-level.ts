@@ -18,6 +18,11 @@ function byteCharacters(): number[] {
 const CHAR_OF_BYTE = byteCharacters().map((char) => String.fromCharCode(char));
 const BYTE_OF_CHAR = new Map(byteCharacters().map((char, byte) => [char, byte]));
 
+/** The byte-level character that stands for `byte` (0–255). */
+export function byteLevelCharacter(byte: number): string {
+  return CHAR_OF_BYTE[byte]!;
+}
+
 /** `text`'s UTF-8 bytes written as byte-level characters: what a byte-level BPE model merges. */
 export function byteLevelString(text: string): string {
   let out = "";

@@ -74,3 +74,24 @@ test("pieces cut a text at its tokens; prose pieces re-encode one token each", (
   assert.equal(plain(run).length, 6, run);
   assert.equal(plain(prose.join("")).length, prose.length);
 });
+
+test("words never seen before merge to the library's ids: seeded random mixes of scripts, digits, spaces and emoji", () => {
+  const alphabet = [..."abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"];
+  alphabet.push(
+    ..."     \n\n\t.,;:_-+=/\\'\"()[]{}<>!?@#$%^&*~`|",
+    ..."éüßçñøæåœ",
+    ..."日本語中文한국어русский",
+  );
+  alphabet.push("\u{1F600}", "\u{1F680}", "\u{1F9D1}\u200D\u{1F4BB}", "\r\n", "\u00a0", "\u0301");
+  let seed = 12345;
+  const next = () => {
+    seed = (Math.imul(seed, 1103515245) + 12345) >>> 0;
+    return seed / 2 ** 32;
+  };
+  for (let t = 0; t < 300; t++) {
+    let text = "";
+    const length = 1 + Math.floor(next() * 120);
+    for (let i = 0; i < length; i++) text += alphabet[Math.floor(next() * alphabet.length)];
+    assert.deepEqual(Array.from(tok.encode(text)), plain(text), JSON.stringify(text));
+  }
+});
