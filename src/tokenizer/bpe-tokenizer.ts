@@ -2,8 +2,9 @@
  * A Hugging Face `tokenizer.json` tokenizer (byte-level BPE: Llama 3, Qwen, DeepSeek) over
  * `@huggingface/tokenizers`, with the same ids at a fraction of the cost: the text is split at
  * added tokens and by the pre-tokenizer's own pattern here, and each piece's ids come from a word
- * cache that the library's BPE model fills once per distinct piece. A self-check at construction
- * compares the result with the library's own `encode`.
+ * cache, filled once per distinct piece by merges over ids (`BpeMerges`), or by the library's BPE
+ * model where those cannot represent it. A self-check at construction compares the result with the
+ * library's own `encode`.
  */
 import type { Tokenizer as HfTokenizer } from "@huggingface/tokenizers";
 import type { ChatMessageLike } from "../api/prompt.ts";
