@@ -228,15 +228,21 @@ function parsePrompt(prompt: unknown): Parsed<PromptInput> {
 }
 
 function parseTokenIds(ids: unknown[]): Parsed<PromptInput> {
-  const out = new Uint32Array(ids.length);
-  for (let i = 0; i < ids.length; i++) {
-    const id = ids[i];
-    if (typeof id !== "number" || !Number.isInteger(id) || id < 0 || id > 0xffffffff) {
-      return fail(`\`prompt[${i}]\` must be a token id (non-negative integer)`, "prompt");
-    }
+  const out = tokenIdArray(ids);
+  if (typeof out === "number")
+    return fail(`\`prompt[${out}]\` must be a token id (non-negative integer)`, "prompt");
+  return { ok: true, value: { tokenIds: out } };
+}
+
+/** A token-id prompt's ids, or the index of the first value that is not a token id (an integer in [0, 2^32)). */
+export function tokenIdArray(values: readonly unknown[]): Uint32Array | number {
+  const out = new Uint32Array(values.length);
+  for (let i = 0; i < values.length; i++) {
+    const id = values[i];
+    if (typeof id !== "number" || !Number.isInteger(id) || id < 0 || id > 0xffffffff) return i;
     out[i] = id;
   }
-  return { ok: true, value: { tokenIds: out } };
+  return out;
 }
 
 function parseMessages(messages: unknown): Parsed<ChatMessageLike[]> {

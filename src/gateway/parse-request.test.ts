@@ -39,9 +39,14 @@ describe("parseInferenceRequest", () => {
     assert.equal(r.model, "m");
   });
 
-  it("takes the completions prompt as is, and token prompts as no text", () => {
-    assert.equal(ok(parse("/v1/completions", { model: "m", prompt: "abc" })).promptText, "abc");
-    assert.equal(ok(parse("/v1/completions", { model: "m", prompt: [1, 2, 3] })).promptText, "");
+  it("takes the completions prompt as is, a token-id prompt as its ids, and a batch of id prompts as neither", () => {
+    const text = ok(parse("/v1/completions", { model: "m", prompt: "abc" }));
+    assert.deepEqual([text.promptText, text.tokens, text.inputTokens], ["abc", undefined, undefined]);
+    const ids = ok(parse("/v1/completions", { model: "m", prompt: [128000, 9906, 0, 4294967295] }));
+    assert.deepEqual([ids.promptText, ids.inputTokens], ["", 4]);
+    assert.deepEqual(ids.tokens, Uint32Array.from([128000, 9906, 0, 4294967295]));
+    const batch = ok(parse("/v1/completions", { model: "m", prompt: [[1, 2], [3]] }));
+    assert.deepEqual([batch.promptText, batch.tokens], ["", undefined]);
   });
 
   it("schedules embeddings without prompt text", () => {
@@ -82,6 +87,10 @@ describe("parseInferenceRequest", () => {
     ["n of 0", "/v1/chat/completions", chat({ n: 0 }), "n"],
     ["negative max_tokens", "/v1/completions", { model: "m", prompt: "x", max_tokens: -5 }, "max_tokens"],
     ["an unknown role", "/v1/chat/completions", chat({ messages: [{ role: "wizard" }] }), "messages[0].role"],
+    ["a negative token id", "/v1/completions", { model: "m", prompt: [1, -2] }, "prompt"],
+    ["a fractional token id", "/v1/completions", { model: "m", prompt: [1, 2.5] }, "prompt"],
+    ["a token id of 2^32", "/v1/completions", { model: "m", prompt: [4294967296] }, "prompt"],
+    ["a string among token ids", "/v1/completions", { model: "m", prompt: [1, "a"] }, "prompt"],
   ];
   for (const [name, path, body, param] of badParams) {
     it(`rejects ${name} with 400 naming ${param}`, () => {

@@ -6,6 +6,7 @@
 import { randomUUID } from "node:crypto";
 import type { IncomingHttpHeaders } from "node:http";
 import { badRequest, type LlmdError } from "../api/errors.ts";
+import { tokenIdArray } from "../api/openai-request.ts";
 import { type JsonSkeleton, type LongStrings, parseJsonSkeleton } from "../api/json-bytes.ts";
 import { MAX_JSON_DEPTH, nestedDeeperThan } from "../api/json-depth.ts";
 import { type ChatMessageLike, renderChatParts, type TextPiece } from "../api/prompt.ts";
@@ -44,15 +45,21 @@ function firstHeader(headers: Record<string, string>, names: readonly string[]):
 type Parsed = { body: Record<string, unknown>; strings: LongStrings };
 
 /**
- * The prompt of a completions `prompt` (string, or an array of strings) as pieces, or the 400.
- * Token-id prompts carry no text; they are scheduled without prefix affinity.
+ * The prompt of a completions `prompt` as pieces (a string, or an array of strings), as its ids (an
+ * array of token ids, which the model server runs as they are, so the prefix producers key them
+ * directly), or the 400. A batch of token-id prompts carries neither; it is scheduled without
+ * prefix affinity.
  */
-function completionPrompt(prompt: unknown, strings: LongStrings): TextPiece[] | LlmdError {
+function completionPrompt(prompt: unknown, strings: LongStrings): TextPiece[] | Uint32Array | LlmdError {
   if (typeof prompt === "string") return [strings.piece(prompt)];
-  if (Array.isArray(prompt) && prompt.every((p) => typeof p === "string"))
-    return prompt.map((p: string) => strings.piece(p));
-  if (Array.isArray(prompt)) return [];
-  return badRequest("'prompt' must be a string or an array", "prompt");
+  if (!Array.isArray(prompt)) return badRequest("'prompt' must be a string or an array", "prompt");
+  if (typeof prompt[0] === "number") {
+    const ids = tokenIdArray(prompt);
+    if (typeof ids !== "number") return ids;
+    return badRequest(`'prompt[${ids}]' must be a token id (a non-negative integer)`, "prompt");
+  }
+  if (prompt.every((p) => typeof p === "string")) return prompt.map((p: string) => strings.piece(p));
+  return [];
 }
 
 /**
@@ -60,7 +67,7 @@ function completionPrompt(prompt: unknown, strings: LongStrings): TextPiece[] | 
  * The checks read the body with its long strings still placeholders (strings, so every type check
  * holds and nothing is decoded).
  */
-function promptPieces(path: string, { body, strings }: Parsed): TextPiece[] | LlmdError {
+function promptPieces(path: string, { body, strings }: Parsed): TextPiece[] | Uint32Array | LlmdError {
   if (path === "/v1/chat/completions") {
     const problem = checkSamplingParams(body, "chat") ?? checkMessages(body.messages);
     return problem ?? renderChatParts(body.messages as ChatMessageLike[], (text) => strings.piece(text));
@@ -120,10 +127,11 @@ export function parseInferenceRequest(
   const { body, strings } = parsed;
   const model = firstHeader(headers, HEADER.modelRewrite) ?? strings.text(body.model);
   if (typeof model !== "string" || model === "") return badRequest("'model' is required", "model");
-  const pieces = promptPieces(path, parsed);
+  const prompt = promptPieces(path, parsed);
   strings.resolveLazily();
   // An error's message quotes the values it names: worded again on the body as it really is.
-  if (pieces instanceof Error) return promptPieces(path, parsed) as LlmdError;
+  if (prompt instanceof Error) return promptPieces(path, parsed) as LlmdError;
+  const pieces = prompt instanceof Uint32Array ? [] : prompt;
   const request: SchedulingRequest = {
     requestId: headers[HEADER.requestId] || randomUUID(),
     model,
@@ -137,6 +145,8 @@ export function parseInferenceRequest(
     fairnessId: DEFAULT_FAIRNESS_ID,
     attributes: new Map(),
     bodyHolder,
+    tokens: prompt instanceof Uint32Array ? prompt : undefined,
+    inputTokens: prompt instanceof Uint32Array ? prompt.length : undefined,
   };
   if (pieces.every((piece) => typeof piece === "string")) request.promptText = joinPieces(pieces);
   else lazyPromptText(request, pieces);

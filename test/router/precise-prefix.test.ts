@@ -75,8 +75,8 @@ schedulingProfiles:
 `;
 }
 
-/** Sends `prompt` straight to a simulator (not through the router). */
-async function sendDirect(url: string, prompt: string): Promise<void> {
+/** Sends `prompt` (text or token ids) straight to a simulator (not through the router). */
+async function sendDirect(url: string, prompt: string | number[]): Promise<void> {
   const res = await fetch(`${url}/v1/completions`, {
     method: "POST",
     headers: { "content-type": "application/json" },
@@ -108,15 +108,16 @@ describe("precise prefix-cache routing from KV events", () => {
   const keyOf = (url: string) => urlKeys.get(new URL(url).port)!;
   const joinPrompt = promptOfTokens(PROMPT_TOKENS, "join");
 
-  /** Leading router blocks of `prompt` the index says `url`'s endpoint holds. */
-  const held = (prompt: string, url: string) => {
+  /** Leading router blocks of `prompt` (text or token ids) the index says `url`'s endpoint holds. */
+  const held = (prompt: string | number[], url: string) => {
     const index = producer.cache.index;
-    const keys = index.requestKeys(defaultTokenizer.encode(prompt), MODEL);
+    const ids = typeof prompt === "string" ? defaultTokenizer.encode(prompt) : Uint32Array.from(prompt);
+    const keys = index.requestKeys(ids, MODEL);
     return index.match(keys, [keyOf(url)], 0).blocks[0]!;
   };
   const fullBlocks = Math.floor(PROMPT_TOKENS / ROUTER_BLOCK);
 
-  async function routedTo(prompt: string): Promise<string> {
+  async function routedTo(prompt: string | number[]): Promise<string> {
     const { response } = await client.completions
       .create({ model: MODEL, prompt, max_tokens: 1 })
       .withResponse();
@@ -187,6 +188,14 @@ describe("precise prefix-cache routing from KV events", () => {
       metrics,
       /llm_d_epp_kv_cache_index_size_bytes\{plugin_name="precise-prefix-cache-producer"\} [1-9]/,
     );
+  });
+
+  it("routes a token-id prompt by its own ids to the replica whose events show them", async () => {
+    const ids = Array.from({ length: PROMPT_TOKENS }, (_, i) => 3000 + ((i * 104_729) % 60_000));
+    await sendDirect(sims.b.url, ids);
+    assert.ok(await eventually(() => held(ids, sims.b.url) === fullBlocks));
+    assert.equal(held(ids, sims.a.url), 0);
+    for (let i = 0; i < 3; i++) assert.equal(await routedTo(ids), keyOf(sims.b.url));
   });
 
   it("fills a sequence gap with a replay from the last applied batch", async () => {

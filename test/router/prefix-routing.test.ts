@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
+import OpenAI from "openai";
 import type { Router } from "../../src/gateway/router.ts";
 import type { SimServer } from "../../src/sim/server.ts";
 import { exampleConfig, MODEL, routerFor, startSims } from "./harness.ts";
@@ -99,6 +100,33 @@ describe("prefix-aware routing over HTTP", () => {
         for (const s of [escaped, plainAgain])
           assert.ok(s.cached > 0.9 * sharedTokens, `cached ${s.cached} of ${sharedTokens} tokens`);
       }
+    } finally {
+      await router.close();
+      await Promise.all(fresh.map((s) => s.close()));
+    }
+  });
+
+  it("sends token-id prompts sharing a prefix to the endpoint holding it", async () => {
+    // Fresh simulators: the tests above warmed some. 2,000 shared ids, then each request's own.
+    const fresh = await startSims(3);
+    const router = await routerFor(fresh.map((s) => s.url));
+    const client = new OpenAI({ baseURL: `${router.url}/v1`, apiKey: "unused", maxRetries: 0 });
+    const shared = Array.from({ length: 2000 }, (_, i) => 1000 + ((i * 7919) % 30000));
+    try {
+      const served: Served[] = [];
+      for (let i = 0; i < 4; i++) {
+        const prompt = [...shared, ...Array.from({ length: 40 }, (_, k) => 50_000 + i * 40 + k)];
+        const { data, response } = await client.completions
+          .create({ model: MODEL, prompt, max_tokens: 2 })
+          .withResponse();
+        assert.equal(data.usage?.prompt_tokens, prompt.length);
+        const cached = (data.usage as { prompt_tokens_details?: { cached_tokens?: number } } | undefined)
+          ?.prompt_tokens_details?.cached_tokens;
+        served.push({ endpoint: response.headers.get("x-llmd-endpoint") ?? "", cached: cached ?? 0 });
+      }
+      assert.equal(new Set(served.map((s) => s.endpoint)).size, 1, JSON.stringify(served));
+      assert.equal(served[0]?.cached, 0);
+      for (const s of served.slice(1)) assert.ok(s.cached >= 1920, `cached ${s.cached} tokens`);
     } finally {
       await router.close();
       await Promise.all(fresh.map((s) => s.close()));
