@@ -1,7 +1,7 @@
 /**
  * `npm run bench -- parse-request [--kb 800] [--iterations 200]`: what the router pays to parse
- * one request body, for a short completion, an `--kb` completion prompt and an `--kb` chat of 40
- * messages: `JSON.parse` of the decoded body (the router's parse before src/api/json-bytes.ts),
+ * one request body, for a short completion, an `--kb` completion prompt, an `--kb` chat of 40
+ * messages and a completion prompt of 200K token ids: `JSON.parse` of the decoded body (the router's parse before src/api/json-bytes.ts),
  * `parseJsonBytes` (long plain strings left as the body's bytes, decoded only when read) and the
  * whole `parseInferenceRequest` (JSON, checks, the prompt as pieces; nothing long is decoded).
  * Then an answer's usage: `findUsage`
@@ -39,6 +39,15 @@ const bodies = [
     name: `chat, ${values.kb} KB in 40 messages`,
     path: "/v1/chat/completions",
     body: { model: "m", messages },
+  },
+  {
+    name: "completion, 200K token ids",
+    path: "/v1/completions",
+    body: {
+      model: "m",
+      prompt: Array.from({ length: 200_000 }, (_, i) => (i * 7919) % 128_000),
+      max_tokens: 1,
+    },
   },
 ];
 
