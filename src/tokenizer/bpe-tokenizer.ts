@@ -177,9 +177,8 @@ interface BpeModelFields {
 /** Merges over ids for a plain byte-level BPE model (no suffixes, no byte fallback), else null. */
 function fastMerges(model: NonNullable<HfTokenizer["model"]>): BpeMerges | null {
   const fields = model as unknown as BpeModelFields;
-  if (!Array.isArray(fields.merges) || fields.end_of_word_suffix || fields.continuing_subword_suffix)
-    return null;
-  if (fields.byte_fallback) return null;
+  const plain = !fields.end_of_word_suffix && !fields.continuing_subword_suffix && !fields.byte_fallback;
+  if (!plain || !Array.isArray(fields.merges)) return null;
   return BpeMerges.of(
     fields.merges as [string, string][],
     model.tokens_to_ids,
