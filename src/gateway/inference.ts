@@ -34,6 +34,7 @@ import {
 import { forwardTwoLegs, type PrefillUnreachable, prefillUnreachable } from "./two-leg-forward.ts";
 import type { GatewayMetrics, ModelSeries } from "./metrics.ts";
 import { flattenHeaders, parseInferenceRequest } from "./parse-request.ts";
+import type { HeldIdPrompts } from "../tokenizer/id-prompts.ts";
 import { sendError } from "./respond.ts";
 import type { StreamFlusher } from "./stream-flusher.ts";
 import type { ClientSink, GatewayPool } from "./types.ts";
@@ -52,6 +53,8 @@ export interface InferenceDeps {
   bodyTimeoutMs: number;
   /** The bytes of request bodies held at once (`--max-inflight-body-bytes`). */
   bodies: BodyBudget;
+  /** Token-id prompts' arrays, so one that continues a held prompt is a longer view of its array. */
+  idPrompts: HeldIdPrompts;
   maxAttempts: number;
   log: OperationalLog;
   /** Coalesces streamed chunks after the first (`streamFlushMs`; by default those that arrive together). */
@@ -128,8 +131,10 @@ export function handleInference(
     res,
     (raw, lease) => {
       const request = parseInferenceRequest(path, flattenHeaders(req.headers), raw, lease);
-      if (!(request instanceof LlmdError))
+      if (!(request instanceof LlmdError)) {
+        if (request.tokens) request.tokens = deps.idPrompts.hold(request.tokens);
         return serveRequest(deps, request, upstreamBody(request, raw), res);
+      }
       sendError(res, request);
       return ANSWERED;
     },

@@ -5,6 +5,7 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { Gauge } from "prom-client";
 import { LlmdError } from "../api/errors.ts";
 import { wallClock } from "../core/clock.ts";
 import { stderrLog } from "../core/log.ts";
@@ -35,6 +36,10 @@ import { streamFlusherFor } from "./stream-flusher.ts";
 import type { GatewayOptions, GatewayPool } from "./types.ts";
 import { Upstreams } from "./upstreams.ts";
 import { SampledScheduler } from "./sampled-scheduler.ts";
+import { HeldIdPrompts } from "../tokenizer/id-prompts.ts";
+
+/** Token-id prompts' held arrays (`idPromptBytes`): about 300 prompts of 200K ids. */
+const DEFAULT_ID_PROMPT_BYTES = 256 * 1024 * 1024;
 
 /** A running gateway. */
 export interface Gateway {
@@ -202,12 +207,21 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
       options.maxInflightBodyBytes ?? DEFAULT_MAX_INFLIGHT_BODY_BYTES,
       new BodyBuffers(),
     ),
+    idPrompts: new HeldIdPrompts(options.idPromptBytes ?? DEFAULT_ID_PROMPT_BYTES),
     maxAttempts: options.maxAttempts ?? 3,
     log: options.log ?? stderrLog("gateway"),
     flusher: streamFlusherFor(options.streamFlushMs),
     drain: new GatewayDrain(),
     pd: options.pd ?? DEFAULT_PD_OPTIONS,
   };
+  new Gauge({
+    name: "llmd_token_id_prompt_cache_bytes",
+    help: "Bytes of token-id prompts the router holds for the prompts that continue them",
+    registers: [metrics.registry],
+    collect() {
+      this.set(deps.idPrompts.bytes);
+    },
+  });
   const responses = options.responses && new ResponsesService(options.responses, options.admission?.tenants);
   const headerTimeoutMs = options.headerTimeoutMs ?? DEFAULT_HEADER_TIMEOUT_MS;
   const server = createServer(

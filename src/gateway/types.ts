@@ -44,6 +44,8 @@ export interface GatewayOptions {
   maxBodyBytes?: number;
   /** Bytes of request bodies held at once (default 1 GiB); a body past it gets 429. */
   maxInflightBodyBytes?: number;
+  /** Bytes of token-id prompts held for the prompts that continue them (default 256 MiB; src/tokenizer/id-prompts.ts). */
+  idPromptBytes?: number;
   /** Time to receive a request's headers, ms (default 60000, nginx's `client_header_timeout`); then 408. */
   headerTimeoutMs?: number;
   /** Longest gap between two body reads, ms (default 60000, nginx's `client_body_timeout`); then 408. */

@@ -106,27 +106,33 @@ describe("prefix-aware routing over HTTP", () => {
     }
   });
 
-  it("sends token-id prompts sharing a prefix to the endpoint holding it", async () => {
-    // Fresh simulators: the tests above warmed some. 2,000 shared ids, then each request's own.
+  it("sends an agent's token-id turns, each continuing the last, to the endpoint holding them", async () => {
+    // Fresh simulators: the tests above warmed some. A 5,000-id first turn (long enough for the
+    // gateway to hold it, src/tokenizer/id-prompts.ts), then turns adding 40 ids each.
     const fresh = await startSims(3);
     const router = await routerFor(fresh.map((s) => s.url));
     const client = new OpenAI({ baseURL: `${router.url}/v1`, apiKey: "unused", maxRetries: 0 });
-    const shared = Array.from({ length: 2000 }, (_, i) => 1000 + ((i * 7919) % 30000));
+    let prompt = Array.from({ length: 5000 }, (_, i) => 1000 + ((i * 7919) % 30000));
     try {
-      const served: Served[] = [];
-      for (let i = 0; i < 4; i++) {
-        const prompt = [...shared, ...Array.from({ length: 40 }, (_, k) => 50_000 + i * 40 + k)];
+      const served: (Served & { prompt: number })[] = [];
+      for (let turn = 0; turn < 4; turn++) {
+        if (turn > 0) prompt = [...prompt, ...Array.from({ length: 40 }, (_, k) => 50_000 + turn * 40 + k)];
         const { data, response } = await client.completions
           .create({ model: MODEL, prompt, max_tokens: 2 })
           .withResponse();
         assert.equal(data.usage?.prompt_tokens, prompt.length);
         const cached = (data.usage as { prompt_tokens_details?: { cached_tokens?: number } } | undefined)
           ?.prompt_tokens_details?.cached_tokens;
-        served.push({ endpoint: response.headers.get("x-llmd-endpoint") ?? "", cached: cached ?? 0 });
+        const endpoint = response.headers.get("x-llmd-endpoint") ?? "";
+        served.push({ endpoint, cached: cached ?? 0, prompt: prompt.length });
       }
       assert.equal(new Set(served.map((s) => s.endpoint)).size, 1, JSON.stringify(served));
       assert.equal(served[0]?.cached, 0);
-      for (const s of served.slice(1)) assert.ok(s.cached >= 1920, `cached ${s.cached} tokens`);
+      for (let turn = 1; turn < 4; turn++)
+        assert.ok(served[turn]!.cached >= served[turn - 1]!.prompt - 64, JSON.stringify(served));
+      const metrics = await (await fetch(`${router.url}/metrics`)).text();
+      const held = Number(/^llmd_token_id_prompt_cache_bytes (\d+)$/m.exec(metrics)?.[1]);
+      assert.ok(held >= 5160 * 4, `${held} bytes of id prompts held`);
     } finally {
       await router.close();
       await Promise.all(fresh.map((s) => s.close()));
