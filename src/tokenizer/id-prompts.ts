@@ -68,7 +68,10 @@ export class HeldIdPrompts {
     let shared = 0;
     for (const array of list) {
       const n = sharedIds(array.view(array.length), ids);
-      if (n > shared || best === undefined) [best, shared] = [array, n];
+      if (n > shared || best === undefined) {
+        best = array;
+        shared = n;
+      }
       if (n === array.length || n === ids.length) break;
     }
     let array = best;
