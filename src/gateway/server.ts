@@ -36,10 +36,7 @@ import { streamFlusherFor } from "./stream-flusher.ts";
 import type { GatewayOptions, GatewayPool } from "./types.ts";
 import { Upstreams } from "./upstreams.ts";
 import { SampledScheduler } from "./sampled-scheduler.ts";
-import { HeldIdPrompts } from "../tokenizer/id-prompts.ts";
-
-/** Token-id prompts' held arrays (`idPromptBytes`): about 300 prompts of 200K ids. */
-const DEFAULT_ID_PROMPT_BYTES = 256 * 1024 * 1024;
+import { DEFAULT_ID_PROMPT_BYTES, HeldIdPrompts } from "../tokenizer/id-prompts.ts";
 
 /** A running gateway. */
 export interface Gateway {

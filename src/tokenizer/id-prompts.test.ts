@@ -49,12 +49,16 @@ test("a prompt that shares a start and then differs gets its own array, copied f
   }
 });
 
-test("short prompts come back as they are; the budget forgets the least recently used prompts", () => {
+test("short prompts, and any with a budget of 0, come back as they are; the budget forgets the least recently used prompts", () => {
   const short = ids(MIN_HELD_IDS - 1);
   const budget = 1024 * 1024; // about 14 of the 40 arrays (72 KB each)
   const held = new HeldIdPrompts(budget);
   assert.equal(held.hold(short), short);
   assert.equal(held.bytes, 0);
+  const none = new HeldIdPrompts(0);
+  const long = ids(MIN_HELD_IDS);
+  assert.equal(none.hold(long), long);
+  assert.equal(none.bytes, 0);
   const prompts = Array.from({ length: 40 }, () => ids(16_384));
   const views = prompts.map((p) => held.hold(p));
   assert.ok(held.bytes <= budget, `${held.bytes} bytes held`);

@@ -9,6 +9,9 @@
  */
 import { ConversationIds } from "./conversation-ids.ts";
 
+/** The default byte budget: about 300 prompts of 200K ids. */
+export const DEFAULT_ID_PROMPT_BYTES = 256 * 1024 * 1024;
+
 /** Prompts shorter than this are keyed from scratch (a few blocks: holding them saves nothing). */
 export const MIN_HELD_IDS = 4096;
 
@@ -58,10 +61,11 @@ export class HeldIdPrompts {
   /**
    * `ids` (a prompt's token ids) as a view of a held array with the same ids: the array of a held
    * prompt it continues (extended in place), else a new one, with the ids it shares with the held
-   * prompt closest to it copied. Prompts under `MIN_HELD_IDS` come back as they are.
+   * prompt closest to it copied. Prompts under `MIN_HELD_IDS`, and every prompt with a budget of
+   * 0, come back as they are.
    */
   hold(ids: Uint32Array): Uint32Array {
-    if (ids.length < MIN_HELD_IDS) return ids;
+    if (ids.length < MIN_HELD_IDS || this.budgetBytes === 0) return ids;
     const key = startKey(ids);
     const list = this.byStart.get(key) ?? [];
     let best: ConversationIds | undefined;

@@ -38,6 +38,10 @@ test("a bad numeric flag names the flag and the value", () => {
     run("router", "--body-timeout", "0", "--endpoints", "http://127.0.0.1:1"),
     /^llmd: invalid_option: --body-timeout: expected a duration > 0, got "0"$/,
   );
+  assertOneLine(
+    run("router", "--id-prompt-bytes", "-1", "--endpoints", "http://127.0.0.1:1"),
+    /^llmd: invalid_option: --id-prompt-bytes: expected an integer >= 0, got "-1"$/,
+  );
 });
 
 test("an invalid config names the catalogue code and the offending path", () => {

@@ -10,6 +10,7 @@ import { parseObjectives, TenantMap } from "../../flow-control/identity.ts";
 import { DEFAULT_MAX_BODY_BYTES } from "../../api/request-body.ts";
 import { type Router, type RouterResponsesOptions, startRouter } from "../../gateway/router.ts";
 import { DEFAULT_STORE_PATH } from "../../responses/open.ts";
+import { DEFAULT_ID_PROMPT_BYTES } from "../../tokenizer/id-prompts.ts";
 import { LlmdError } from "../../api/errors.ts";
 import { parseDurationMs } from "../../core/units.ts";
 import { type EdgeFlags, edgeOptions, withEdgeFlags } from "../edge-flags.ts";
@@ -34,6 +35,7 @@ export interface GatewayFlags {
   objectives?: string;
   tenants?: string;
   streamFlushMs: string;
+  idPromptBytes: string;
   responsesStore: string;
   responsesBackend: string;
   responsesTtl: string;
@@ -41,18 +43,20 @@ export interface GatewayFlags {
 
 /**
  * Router options from `--objectives` (InferenceObjective YAML), `--tenants` (tenant map YAML),
- * `--stream-flush-ms` and the `--responses-*` flags.
+ * `--stream-flush-ms`, `--id-prompt-bytes` and the `--responses-*` flags.
  */
 export function gatewayOptions(flags: GatewayFlags): {
   objectives?: ReadonlyMap<string, number>;
   tenants?: TenantMap;
   streamFlushMs: number;
+  idPromptBytes: number;
   responses?: RouterResponsesOptions;
 } {
   return {
     ...(flags.objectives ? { objectives: parseObjectives(readFileSync(flags.objectives, "utf8")) } : {}),
     ...(flags.tenants ? { tenants: TenantMap.parse(readFileSync(flags.tenants, "utf8")) } : {}),
     streamFlushMs: numberFlag("stream-flush-ms", flags.streamFlushMs),
+    idPromptBytes: numberFlag("id-prompt-bytes", flags.idPromptBytes, { min: 0, integer: true }),
     ...responsesOptions(flags),
   };
 }
@@ -75,13 +79,18 @@ function responsesOptions(flags: GatewayFlags): { responses?: RouterResponsesOpt
   return { responses: { store: flags.responsesStore, backend, limits: { ttlMs } } };
 }
 
-/** Adds `--objectives`, `--tenants` and `--stream-flush-ms` to a command. */
+/** Adds `--objectives`, `--tenants`, `--stream-flush-ms`, `--id-prompt-bytes` and the `--responses-*` flags to a command. */
 export function withGatewayFlags(command: Command): Command {
   return command
     .option(
       "--stream-flush-ms <ms>",
       "after a stream's first token, relay its chunks at most every ms, coalesced (0 = those that arrive together as one write)",
       "0",
+    )
+    .option(
+      "--id-prompt-bytes <n>",
+      "token-id prompts held so that a prompt continuing one keeps its block keys (0 = none held)",
+      String(DEFAULT_ID_PROMPT_BYTES),
     )
     .option(
       "--objectives <file>",
