@@ -65,6 +65,14 @@ function keysArray(n: number, out: Float64Array | undefined): Float64Array {
 /** Lanes of the hash state after a block, as `resumePrefixBlocks` records them. */
 export const HASH_LANES = 4;
 
+/** No recorded lanes: a hash from the seed that records none reads and writes none. */
+const NO_LANES = new Int32Array(0);
+
+/** A whole hash of `blocks` blocks from `seed` into `keys`, as a resume from block 0 that records nothing. */
+function fromSeed(blocks: number, seed: number, keys: Float64Array): HashResume {
+  return { first: 0, blocks, seed, keys, lanes: NO_LANES, record: false };
+}
+
 /**
  * The chained keys of blocks `first` to `blocks - 1` of `words` (`wordsPerBlock` words each, the
  * last block possibly shorter), where the prompt is `units` units long, `unitsPerWord` per word.
@@ -79,17 +87,17 @@ function hashWordBlocks(
   blocks: number,
   seed: number,
   keys: Float64Array,
-  first = 0,
-  lanes?: Int32Array,
-  record = false,
+  first: number,
+  lanes: Int32Array,
+  record: boolean,
 ): void {
   const seedLo = seed | 0;
   const seedHi = Math.floor(seed / TWO_POW_32) | 0;
   const from = (first - 1) * HASH_LANES;
-  let a = first === 0 ? seedLo ^ M1 : lanes![from]!;
-  let b = first === 0 ? seedHi ^ M2 : lanes![from + 1]!;
-  let c = first === 0 ? seedLo ^ F1 : lanes![from + 2]!;
-  let d = first === 0 ? seedHi ^ F2 : lanes![from + 3]!;
+  let a = first === 0 ? seedLo ^ M1 : lanes[from]!;
+  let b = first === 0 ? seedHi ^ M2 : lanes[from + 1]!;
+  let c = first === 0 ? seedLo ^ F1 : lanes[from + 2]!;
+  let d = first === 0 ? seedHi ^ F2 : lanes[from + 3]!;
   const total = words.length;
   for (let i = first; i < blocks; i++) {
     const start = i * wordsPerBlock;
@@ -115,10 +123,10 @@ function hashWordBlocks(
     keys[i] = (hi & LOW_21_BITS) * TWO_POW_32 + (lo >>> 0);
     if (record) {
       const at = i * HASH_LANES;
-      lanes![at] = a;
-      lanes![at + 1] = b;
-      lanes![at + 2] = c;
-      lanes![at + 3] = d;
+      lanes[at] = a;
+      lanes[at + 1] = b;
+      lanes[at + 2] = c;
+      lanes[at + 3] = d;
     }
   }
 }
@@ -136,7 +144,7 @@ export function hashPrefixBlocks(
 ): Float64Array {
   const n = Math.min(maxBlocks, blockCount(tokens.length, blockSizeTokens));
   const keys = keysArray(n, out);
-  hashWordBlocks(tokens, blockSizeTokens, tokens.length, 1, n, seed, keys);
+  resumePrefixBlocks(tokens, blockSizeTokens, fromSeed(n, seed, keys));
   return keys;
 }
 
@@ -175,13 +183,9 @@ export function hashTextBlocks(
   seed: number,
   out?: Float64Array,
 ): Float64Array {
-  const blockUnits = blockSizeTokens * CHARS_PER_TOKEN;
-  const length = textLength(text);
-  const n = Math.min(maxBlocks, Math.ceil(length / blockUnits));
+  const n = Math.min(maxBlocks, Math.ceil(textLength(text) / (blockSizeTokens * CHARS_PER_TOKEN)));
   const keys = keysArray(n, out);
-  const units = Math.min(length, n * blockUnits);
-  const words = utf16Words(text, units);
-  hashWordBlocks(words, blockUnits / UNITS_PER_WORD_TEXT, units, UNITS_PER_WORD_TEXT, n, seed, keys);
+  resumeTextBlocks(text, blockSizeTokens, fromSeed(n, seed, keys));
   return keys;
 }
 

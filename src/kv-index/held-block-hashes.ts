@@ -24,21 +24,14 @@ export function heldPrefixBlocks(
   if (!kept) return hashPrefixBlocks(tokens, blockSizeTokens, maxBlocks, seed);
   const n = Math.min(maxBlocks, blockCount(tokens.length, blockSizeTokens));
   const full = Math.min(n, Math.floor(tokens.length / blockSizeTokens));
+  const at = { first: kept.blocks, blocks: full, seed, keys: kept.keys, lanes: kept.state, record: true };
   if (kept.blocks < full) {
-    const at = { first: kept.blocks, blocks: full, seed, keys: kept.keys, lanes: kept.state, record: true };
     resumePrefixBlocks(tokens, blockSizeTokens, at);
     kept.blocks = full;
   }
   const out = new Float64Array(n);
   out.set(kept.keys.subarray(0, full));
   if (n > full)
-    resumePrefixBlocks(tokens, blockSizeTokens, {
-      first: full,
-      blocks: n,
-      seed,
-      keys: out,
-      lanes: kept.state,
-      record: false,
-    });
+    resumePrefixBlocks(tokens, blockSizeTokens, { ...at, first: full, blocks: n, keys: out, record: false });
   return out;
 }

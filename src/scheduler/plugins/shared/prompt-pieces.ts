@@ -65,27 +65,14 @@ export async function promptTextHashesInHalves(
   blocks: number,
   pause: () => Promise<void>,
 ): Promise<Float64Array> {
-  const seed = promptSeed(request);
   const keys = new Float64Array(blocks);
   const half = blocks >>> 1;
   const lanes = new Int32Array(Math.max(1, half) * HASH_LANES);
-  resumeTextBlocks(promptPieces(request), blockSizeTokens, {
-    first: 0,
-    blocks: half,
-    seed,
-    keys,
-    lanes,
-    record: true,
-  });
+  const pieces = promptPieces(request);
+  const first = { first: 0, blocks: half, seed: promptSeed(request), keys, lanes, record: true };
+  resumeTextBlocks(pieces, blockSizeTokens, first);
   await pause();
-  resumeTextBlocks(promptPieces(request), blockSizeTokens, {
-    first: half,
-    blocks,
-    seed,
-    keys,
-    lanes,
-    record: false,
-  });
+  resumeTextBlocks(pieces, blockSizeTokens, { ...first, first: half, blocks, record: false });
   return keys;
 }
 
