@@ -2,10 +2,10 @@
  * Byte-level BPE over token ids: a word's UTF-8 bytes start as one token each, and the adjacent
  * pair of lowest merge rank is merged (the leftmost of equal ones) until no pair merges, as the
  * Hugging Face BPE model does. The merges sit in an open-addressing table of typed arrays keyed by
- * the pair's ids, so a lookup is a multiply and a probe or two, not a string key: a word the
- * tokenizer has not seen costs about a microsecond instead of the library's ten or more.
+ * the pair's ids, so a lookup is a multiply and a probe or two, not the library's string key (what
+ * that saves a turn: docs/precise-prefix.md, "New text each turn, and new words merged over ids").
  */
-import { byteLevelCharacter, byteLevelString } from "./byte-level.ts";
+import { byteLevelCharacter, byteLevelOf } from "./byte-level.ts";
 
 /** The vocabulary ids of the byte-level characters (byte → id), or null if one is missing. */
 function byteIds(vocab: ReadonlyMap<string, number>): Int32Array | null {
@@ -25,9 +25,9 @@ export class BpeMerges {
   private readonly rank: Int32Array;
   private readonly made: Int32Array;
   private readonly mask: number;
-  /** Scratch per word: its tokens, and the rank of each token's pair with the next (−1: none). */
+  /** Scratch per word: its tokens, and the table slot of each token's pair with the next (−1: no merge). */
   private tokens = new Int32Array(64);
-  private ranks = new Int32Array(64);
+  private pairs = new Int32Array(64);
 
   private constructor(
     size: number,
@@ -70,40 +70,40 @@ export class BpeMerges {
 
   /** Appends the ids of `word` (text without added tokens, one pre-tokenizer piece) to `out`. */
   encode(word: string, out: number[]): void {
+    const utf8 = Buffer.from(word, "utf8");
     if (this.ignoreMerges) {
-      const whole = this.vocab.get(byteLevelString(word));
+      const whole = this.vocab.get(byteLevelOf(utf8));
       if (whole !== undefined) {
         out.push(whole);
         return;
       }
     }
-    const utf8 = Buffer.from(word, "utf8");
     let n = utf8.length;
     if (this.tokens.length < n) {
       this.tokens = new Int32Array(n * 2);
-      this.ranks = new Int32Array(n * 2);
+      this.pairs = new Int32Array(n * 2);
     }
     const tokens = this.tokens;
-    const ranks = this.ranks;
+    const pairs = this.pairs;
     for (let i = 0; i < n; i++) tokens[i] = this.bytes[utf8[i]!]!;
-    for (let i = 0; i < n - 1; i++) ranks[i] = this.pairRank(tokens[i]!, tokens[i + 1]!);
+    for (let i = 0; i < n - 1; i++) pairs[i] = this.find(tokens[i]!, tokens[i + 1]!);
     while (n > 1) {
       let at = -1;
       let best = 0x7fffffff;
       for (let i = 0; i < n - 1; i++) {
-        const r = ranks[i]!;
-        if (r >= 0 && r < best) {
-          best = r;
+        const slot = pairs[i]!;
+        if (slot >= 0 && this.rank[slot]! < best) {
+          best = this.rank[slot]!;
           at = i;
         }
       }
       if (at < 0) break;
-      tokens[at] = this.made[this.find(tokens[at]!, tokens[at + 1]!)]!;
+      tokens[at] = this.made[pairs[at]!]!;
       tokens.copyWithin(at + 1, at + 2, n);
-      ranks.copyWithin(at + 1, at + 2, n - 1);
+      pairs.copyWithin(at + 1, at + 2, n - 1);
       n--;
-      if (at > 0) ranks[at - 1] = this.pairRank(tokens[at - 1]!, tokens[at]!);
-      if (at < n - 1) ranks[at] = this.pairRank(tokens[at]!, tokens[at + 1]!);
+      if (at > 0) pairs[at - 1] = this.find(tokens[at - 1]!, tokens[at]!);
+      if (at < n - 1) pairs[at] = this.find(tokens[at]!, tokens[at + 1]!);
     }
     for (let i = 0; i < n; i++) out.push(tokens[i]!);
   }
@@ -114,12 +114,6 @@ export class BpeMerges {
     this.right[slot] = right;
     this.rank[slot] = rank;
     this.made[slot] = made;
-  }
-
-  /** The rank of merging `left` then `right`, or −1 when they do not merge. */
-  private pairRank(left: number, right: number): number {
-    const slot = this.find(left, right);
-    return slot < 0 ? -1 : this.rank[slot]!;
   }
 
   /** The pair's slot, or −1 when it is not a merge. */

@@ -25,8 +25,13 @@ export function byteLevelCharacter(byte: number): string {
 
 /** `text`'s UTF-8 bytes written as byte-level characters: what a byte-level BPE model merges. */
 export function byteLevelString(text: string): string {
+  return byteLevelOf(Buffer.from(text, "utf8"));
+}
+
+/** UTF-8 `bytes` written as byte-level characters. */
+export function byteLevelOf(bytes: Uint8Array): string {
   let out = "";
-  for (const byte of Buffer.from(text, "utf8")) out += CHAR_OF_BYTE[byte];
+  for (const byte of bytes) out += CHAR_OF_BYTE[byte];
   return out;
 }
 
