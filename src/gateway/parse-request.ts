@@ -131,6 +131,7 @@ export function parseInferenceRequest(
   strings.resolveLazily();
   // An error's message quotes the values it names: worded again on the body as it really is.
   if (prompt instanceof Error) return promptPieces(path, parsed) as LlmdError;
+  const ids = prompt instanceof Uint32Array ? prompt : undefined;
   const pieces = prompt instanceof Uint32Array ? [] : prompt;
   const request: SchedulingRequest = {
     requestId: headers[HEADER.requestId] || randomUUID(),
@@ -145,8 +146,8 @@ export function parseInferenceRequest(
     fairnessId: DEFAULT_FAIRNESS_ID,
     attributes: new Map(),
     bodyHolder,
-    tokens: prompt instanceof Uint32Array ? prompt : undefined,
-    inputTokens: prompt instanceof Uint32Array ? prompt.length : undefined,
+    tokens: ids,
+    inputTokens: ids?.length,
   };
   if (pieces.every((piece) => typeof piece === "string")) request.promptText = joinPieces(pieces);
   else lazyPromptText(request, pieces);

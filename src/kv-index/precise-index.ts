@@ -212,8 +212,8 @@ export class PreciseIndex {
 
   /**
    * Makes room up front for `records` records of each kind, or as many as the byte budget holds,
-   * so a live index's storage doubles (a copy of its columns: milliseconds at a million records)
-   * only past that. The room is virtual memory until records fill it.
+   * so a live index's storage doubles (a copy of its columns) only past that. The room is virtual
+   * memory until records fill it.
    */
   reserve(records: number): void {
     const upTo = (bytes: number) => Math.min(records, Math.ceil(this.options.maxBytes / bytes));
@@ -221,7 +221,7 @@ export class PreciseIndex {
     this.expiries.reserve(upTo(HOLDER_BYTES));
     this.slots.reserve(upTo(KEY_BYTES));
     this.blocks.reserve(upTo(ENGINE_BLOCK_BYTES));
-    this.edges.reserve(upTo(HOLDER_BYTES));
+    this.edges.reserve(upTo(EDGE_BYTES));
   }
 
   /** Counts and sizes. */
