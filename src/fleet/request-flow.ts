@@ -19,6 +19,8 @@ import { type RequestRecord, recordFor } from "../measure/records.ts";
 import { PREFILLER_HEADER } from "../disagg/headers.ts";
 import {
   PREVIOUS_RESPONSE_ENDPOINT_ATTRIBUTE,
+  STAGED_PREFILL_STATE_KEY,
+  type StagedPrefill,
   UPSTREAM_HEADERS_STATE_KEY,
 } from "../scheduler/framework/data-keys.ts";
 import type { ResponseUsage, SchedulingRequest, TerminationCause } from "../scheduler/framework/types.ts";
@@ -55,6 +57,8 @@ export interface Dispatched {
   engineRequest: EngineRequest;
   /** The P/D prefill endpoint the scheduler named (`x-prefiller-host-port`, first entry), if any. */
   prefillHostPort: string | undefined;
+  /** The `staged-prefill` plan's cuts, if the scheduler planned stages. */
+  stages: readonly number[] | undefined;
 }
 
 interface Live {
@@ -158,6 +162,7 @@ export class RequestFlow {
     this.waiting.delete(id);
     live.record.queuedMs = queuedMs;
     live.request.tokens = this.o.prompts.tokens(live.workload.segments);
+    live.request.exactTokens = true;
     const placed = this.lifecycleOf(live).place(live.request, endpoints);
     if (placed instanceof Promise) return placed.then((p) => this.decide(live, p, endpoints));
     return this.decide(live, placed, endpoints);
@@ -190,6 +195,7 @@ export class RequestFlow {
         priority: -record.priority,
       },
       prefillHostPort: headers?.get(PREFILLER_HEADER)?.split(",")[0],
+      stages: (placement.ctx.state.get(STAGED_PREFILL_STATE_KEY) as StagedPrefill | undefined)?.cuts,
     };
   }
 

@@ -14,6 +14,7 @@ import type { Engine, EngineRequest, StepOutput, StepResult } from "../engine/ty
 import type { ResponseUsage } from "../scheduler/framework/types.ts";
 import { IdealPrefixCache } from "../measure/ideal-cache.ts";
 import { LoadTimeline } from "../measure/records.ts";
+import { StagedPrefills } from "./staged-prefill.ts";
 import type { SyntheticPromptBuilder } from "../workload/synthetic-prompt.ts";
 import type { Arrival, Workload } from "../workload/types.ts";
 import { VirtualFlowHost, type VirtualFlowStep } from "../flow-control/host/virtual.ts";
@@ -136,6 +137,14 @@ class FleetSimulator {
   private readonly byEndpoint = new Map<Endpoint, Replica>();
   private readonly byHostPort = new Map<string, Replica>();
   private readonly pd: PdCoordinator | undefined;
+  private readonly staged = new StagedPrefills({
+    add: (replica, request) => {
+      const rejection = replica.engine.add(request, this.o.clock.now());
+      if (!rejection) this.kick(replica);
+      return rejection;
+    },
+    fail: (id, reason) => this.failRunning(id, reason),
+  });
   private deaths = 0;
   private killedRequests = 0;
   private retriedRequests = 0;
@@ -341,7 +350,7 @@ class FleetSimulator {
   private evict(id: string): VirtualFlowStep {
     const replica = this.replicas[this.flow.endpointOf(id)];
     replica?.inFlight.delete(id);
-    if (replica?.engine.abort(id)) replica.touched();
+    if (this.staged.abort(id) || replica?.engine.abort(id)) replica?.touched();
     this.flow.evict(id);
     this.followUps(id);
     return this.completed(id, undefined);
@@ -364,7 +373,9 @@ class FleetSimulator {
       this.pd!.start(id, dispatched.engineRequest, prefill, replica);
       return answer;
     }
-    const rejection = replica.engine.add(dispatched.engineRequest, now);
+    const rejection = dispatched.stages
+      ? this.staged.start(replica, dispatched.engineRequest, dispatched.stages)
+      : replica.engine.add(dispatched.engineRequest, now);
     if (rejection) {
       this.flow.fail(id, rejection.reason);
       this.followUps(id);
@@ -429,6 +440,7 @@ class FleetSimulator {
     this.queue.push({ at: at + deaths.everyMs, seq: 0, kind: "death" });
     const replica = this.replicas[Math.floor(deaths.random() * this.replicas.length)]!;
     this.deaths++;
+    this.staged.replicaDied(replica);
     for (const id of replica.restart(this.o.createEngine(replica.index))) this.failRunning(id, REPLICA_DIED);
     this.kvFeed?.attach(replica);
     this.pd?.replicaDied(replica);
@@ -451,6 +463,10 @@ class FleetSimulator {
     this.timeline.add(replica.index, step.startMs - CLOCK_ORIGIN_MS, step.prefillTokens);
     let pending: Promise<void> | undefined;
     for (const output of step.outputs) {
+      if (this.staged.owns(output.id)) {
+        this.staged.stageOutput(output);
+        continue;
+      }
       if (this.pd?.owns(output.id)) {
         this.pd.prefillOutput(output);
         continue;
@@ -467,8 +483,10 @@ class FleetSimulator {
 
   /** A P/D request's first token reports the prefill's cached tokens, as the sidecar rewrites them. */
   private reported(output: StepOutput): StepOutput {
-    if (!this.pd || !output.first) return output;
-    return { ...output, cachedTokens: this.pd.reportedCached(output.id, output.cachedTokens) };
+    if (!output.first) return output;
+    const cachedTokens = this.staged.reportedCached(output.id, output.cachedTokens);
+    if (!this.pd) return cachedTokens === output.cachedTokens ? output : { ...output, cachedTokens };
+    return { ...output, cachedTokens: this.pd.reportedCached(output.id, cachedTokens) };
   }
 
   /** Flow control learns a dispatched request ended; its answer may dispatch more. */

@@ -128,3 +128,15 @@ export interface EncoderCacheMatchInfo {
   matchedItems: number;
   totalItems: number;
 }
+
+/**
+ * `ctx.state` key of a {@link StagedPrefill} plan (`staged-prefill`): the host sends the prompt's
+ * leading tokens up to each cut as a one-token request to the chosen endpoint, one after another,
+ * before the request itself.
+ */
+export const STAGED_PREFILL_STATE_KEY = "staged-prefill";
+
+/** Where a long cold prompt is cut into stages: ascending token offsets, each below the prompt's length. */
+export interface StagedPrefill {
+  readonly cuts: readonly number[];
+}

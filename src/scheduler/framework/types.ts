@@ -36,6 +36,11 @@ export interface SchedulingRequest {
   bodyHolder?: BodyHolder;
   /** Token ids when known (the token producer fills them from `promptText`). */
   tokens?: Uint32Array;
+  /**
+   * True when `tokens` are the ids the model server runs: a token-id prompt, a model tokenizer's
+   * ids, the fleet's workloads. An estimate (the 4-characters-a-token stand-in) leaves it unset.
+   */
+  exactTokens?: boolean;
   /** Parsed JSON body (read-only for plugins). */
   body: Readonly<Record<string, unknown>>;
   /** Size of the raw request body in bytes. */

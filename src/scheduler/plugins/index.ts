@@ -50,6 +50,7 @@ import { definition as sessionAffinityScorer } from "./session-affinity-scorer/i
 import { definition as sessionIdProducer } from "./session-id-producer/index.ts";
 import { definition as sessionStateProducer } from "./session-state-producer/index.ts";
 import { definition as singleProfileHandler } from "./single-profile-handler/index.ts";
+import { definition as stagedPrefill } from "./staged-prefill/index.ts";
 import { definition as tokenLoadScorer } from "./token-load-scorer/index.ts";
 import { definition as tokenProducer } from "./token-producer/index.ts";
 import { definition as topologyAffinityFilter } from "./topology-affinity-filter/index.ts";
@@ -99,6 +100,7 @@ export const schedulingPlugins: readonly AnyPluginDefinition[] = [
   sessionIdProducer,
   sessionStateProducer,
   singleProfileHandler,
+  stagedPrefill,
   tokenLoadScorer,
   tokenProducer,
   topologyAffinityFilter,
