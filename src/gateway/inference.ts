@@ -12,6 +12,8 @@ import type { Endpoint } from "../endpoints/endpoint.ts";
 import {
   DISAGG_DECISION_STATE_KEY,
   RESPONSE_HEADERS_STATE_KEY,
+  STAGED_PREFILL_STATE_KEY,
+  type StagedPrefill,
   UPSTREAM_HEADERS_STATE_KEY,
 } from "../scheduler/framework/data-keys.ts";
 import type { RequestLifecycle } from "../lifecycle/lifecycle.ts";
@@ -38,7 +40,8 @@ import type { HeldIdPrompts } from "../tokenizer/id-prompts.ts";
 import { sendError } from "./respond.ts";
 import type { StreamFlusher } from "./stream-flusher.ts";
 import type { ClientSink, GatewayPool } from "./types.ts";
-import type { Upstreams } from "./upstreams.ts";
+import { sendStages } from "./staged-prefill.ts";
+import { endpointOrigin, type Upstreams } from "./upstreams.ts";
 
 /** Shared, long-lived state the per-request flow uses. */
 export interface InferenceDeps {
@@ -408,6 +411,11 @@ class RequestFlow {
     if (prefillKey) pool.noteDispatched(prefillKey);
     this.lease?.placed(key);
     const decode = upstreams.get(target.metadata);
+    const stages = ctx.state.get(STAGED_PREFILL_STATE_KEY) as StagedPrefill | undefined;
+    if (stages && !prefiller) {
+      this.stageThenForward(stages, placement, () => forwardThen(decode, request, this.res, this.onOutcome));
+      return;
+    }
     if (!prefiller || !pluginHeaders || pd.legs !== "router") {
       forwardThen(decode, request, this.res, this.onOutcome);
       return;
@@ -423,6 +431,35 @@ class RequestFlow {
       retry: pd.retry,
     };
     forwardTwoLegs(legs, this.res).then(this.onOutcome, this.broke);
+  }
+
+  /**
+   * Sends the plan's stages to the target, then `forward`s the request; a client that left during
+   * the stages ends the attempt as a disconnect.
+   */
+  private stageThenForward(plan: StagedPrefill, placement: Placement, forward: () => void): void {
+    const client = new AbortController();
+    const onClose = () => {
+      if (!this.res.writableFinished) client.abort(new Error("client disconnected"));
+    };
+    this.res.once("close", onClose);
+    const body = this.request.body;
+    const stages = {
+      model: this.request.model,
+      tokens: this.request.tokens!,
+      cuts: plan.cuts,
+      cacheSalt: typeof body.cache_salt === "string" ? body.cache_salt : undefined,
+      headers: this.headers,
+      signal: AbortSignal.any([client.signal, this.eviction?.signal ?? this.deps.drain.signal]),
+    };
+    const origin = endpointOrigin(placement.target.metadata);
+    void sendStages(this.deps.upstreams.forOrigin(origin), stages).then((answered) => {
+      this.res.off("close", onClose);
+      this.deps.metrics.staged(plan.cuts.length, answered);
+      if (client.signal.aborted)
+        this.onOutcome({ kind: "done", cause: "client-disconnect", status: 499, usage: undefined });
+      else forward();
+    });
   }
 
   /**

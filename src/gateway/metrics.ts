@@ -140,6 +140,8 @@ export class GatewayMetrics {
   private readonly byModel = new Map<string, ModelSeries>();
   private readonly schedulerE2e: HistogramChild;
   private readonly pluginDuration: LeanHistogram<"extension_point" | "plugin_type" | "plugin_name">;
+  /** `staged-prefill` stages sent, by whether the endpoint answered them (`answered`, `unanswered`). */
+  private readonly stages: LeanValue<"outcome">;
 
   constructor(pool: PoolMetricsView, inflight: InflightTracker, poolName = "default") {
     this.families = new RequestFamilies(this.registry);
@@ -156,6 +158,13 @@ export class GatewayMetrics {
       "Plugin latency",
       SCHEDULER_BUCKETS,
       ["extension_point", "plugin_type", "plugin_name"],
+      this.registry,
+    );
+    this.stages = new LeanValue(
+      "counter",
+      "llmd_staged_prefill_stages_total",
+      "Stages of long cold prompts sent ahead of the request (staged-prefill), by outcome",
+      ["outcome"],
       this.registry,
     );
     registerPoolGauges(this.registry, pool, poolName);
@@ -209,6 +218,12 @@ export class GatewayMetrics {
   /** A request failed with `errorCode` (an `LlmdError.code` or `http_<status>` from upstream). */
   requestFailed(series: ModelSeries, errorCode: string): void {
     series.errors(errorCode).inc();
+  }
+
+  /** A request's `staged-prefill` plan of `planned` stages ran; the endpoint answered `answered`. */
+  staged(planned: number, answered: number): void {
+    this.stages.child({ outcome: "answered" }).inc(answered);
+    if (planned > answered) this.stages.child({ outcome: "unanswered" }).inc(planned - answered);
   }
 
   /** One scheduling decision took `seconds`. */

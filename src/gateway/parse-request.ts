@@ -147,6 +147,7 @@ export function parseInferenceRequest(
     attributes: new Map(),
     bodyHolder,
     tokens: ids,
+    exactTokens: ids !== undefined,
     inputTokens: ids?.length,
   };
   if (pieces.every((piece) => typeof piece === "string")) request.promptText = joinPieces(pieces);

@@ -164,6 +164,7 @@ class ModelTokenProducer implements DataProducer, HostedPlugin {
     const ids = Array.isArray(messages)
       ? this.encoder.encodeChat(messages as ChatMessageLike[])
       : this.encoder.encodePrompt(request.promptText);
+    request.exactTokens = true;
     if (ids instanceof Uint32Array) request.tokens = ids;
     else
       return ids.then((tokens) => {

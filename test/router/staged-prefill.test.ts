@@ -1,0 +1,85 @@
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { after, before, describe, it } from "node:test";
+import OpenAI from "openai";
+import type { SimServer } from "../../src/sim/server.ts";
+import { exampleConfig, MODEL, metricSum, routerFor, startSims } from "./harness.ts";
+
+const STAGES = "llmd_staged_prefill_stages_total";
+
+/** The default config, whose `staged-prefill` stages cold prompts of 49,152 tokens or more 32,768 at a time. */
+const config = readFileSync(exampleConfig("default").path, "utf8");
+
+interface Served {
+  endpoint: string;
+  cached: number;
+}
+
+async function complete(client: OpenAI, prompt: number[] | string): Promise<Served> {
+  const { data, response } = await client.completions
+    .create({ model: MODEL, prompt, max_tokens: 2 })
+    .withResponse();
+  const usage = data.usage as { prompt_tokens_details?: { cached_tokens?: number } } | undefined;
+  return {
+    endpoint: response.headers.get("x-llmd-endpoint") ?? "",
+    cached: usage?.prompt_tokens_details?.cached_tokens ?? 0,
+  };
+}
+
+const successes = async (sim: SimServer) =>
+  metricSum(await (await fetch(`${sim.url}/metrics`)).text(), "vllm:request_success_total");
+
+describe("staged prefill over HTTP", () => {
+  let sims: SimServer[];
+  before(async () => {
+    sims = await startSims(2);
+  });
+  after(async () => {
+    await Promise.all(sims.map((s) => s.close()));
+  });
+
+  it("prefills a long cold token-id prompt in stages on its endpoint before forwarding it", async () => {
+    assert.match(config, /- type: staged-prefill/);
+    const router = await routerFor(
+      sims.map((s) => s.url),
+      config,
+    );
+    const client = new OpenAI({ baseURL: `${router.url}/v1`, apiKey: "unused", maxRetries: 0 });
+    try {
+      const before = await Promise.all(sims.map(successes));
+      // 50,000 ids nobody holds: one stage ends at 32,768 tokens, the request prefills the rest.
+      const prompt = Array.from({ length: 50_000 }, (_, i) => 1000 + ((i * 7919) % 30000));
+      const served = await complete(client, prompt);
+      assert.equal(served.cached, 32_768, "the request found the stage cached on its endpoint");
+      const metrics = await (await fetch(`${router.url}/metrics`)).text();
+      assert.equal(metricSum(metrics, STAGES), 1);
+      assert.match(metrics, /llmd_staged_prefill_stages_total\{outcome="answered"\} 1/);
+      const after = await Promise.all(sims.map(successes));
+      const ran = after.map((n, i) => n - before[i]!);
+      const target = sims.findIndex((s) => served.endpoint.endsWith(String(new URL(s.url).port)));
+      assert.deepEqual(ran.toSorted(), [0, 2], `the stage and the request on one endpoint: ${ran}`);
+      if (target >= 0) assert.equal(ran[target], 2);
+    } finally {
+      await router.close();
+    }
+  });
+
+  it("does not stage a prompt whose ids the router only estimates, nor a short one", async () => {
+    const router = await routerFor(
+      sims.map((s) => s.url),
+      config,
+    );
+    const client = new OpenAI({ baseURL: `${router.url}/v1`, apiKey: "unused", maxRetries: 0 });
+    try {
+      await complete(client, "word ".repeat(60_000));
+      await complete(
+        client,
+        Array.from({ length: 40_000 }, (_, i) => 2000 + (i % 5000)),
+      );
+      const metrics = await (await fetch(`${router.url}/metrics`)).text();
+      assert.equal(metricSum(metrics, STAGES), 0);
+    } finally {
+      await router.close();
+    }
+  });
+});
