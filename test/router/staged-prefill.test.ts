@@ -2,8 +2,18 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { after, before, describe, it } from "node:test";
 import OpenAI from "openai";
+import { stageCuts } from "../../src/scheduler/plugins/staged-prefill/index.ts";
 import type { SimServer } from "../../src/sim/server.ts";
-import { exampleConfig, MODEL, metricSum, routerFor, startSims } from "./harness.ts";
+import {
+  exampleConfig,
+  MODEL,
+  metricSum,
+  routerFor,
+  type SimProcess,
+  spawnSim,
+  startSims,
+  stopChild,
+} from "./harness.ts";
 
 const STAGES = "llmd_staged_prefill_stages_total";
 
@@ -78,6 +88,61 @@ describe("staged prefill over HTTP", () => {
       );
       const metrics = await (await fetch(`${router.url}/metrics`)).text();
       assert.equal(metricSum(metrics, STAGES), 0);
+    } finally {
+      await router.close();
+    }
+  });
+});
+
+describe("staged prefill of a chat, with the model's tokenizer in the router and the simulator", () => {
+  let sim: SimProcess;
+  before(async () => {
+    sim = await spawnSim([
+      "--tokenizer",
+      "llama3.1",
+      "--time-to-first-token",
+      "2ms",
+      "--inter-token-latency",
+      "1ms",
+    ]);
+  });
+  after(async () => {
+    await stopChild(sim.child);
+  });
+
+  it("the stage's ids are the ones the model server renders and tokenizes from the chat", async () => {
+    const withTokenizer = config.replace(
+      "plugins:\n",
+      "plugins:\n- type: token-producer\n  parameters: {tokenizer: llama3.1}\n",
+    );
+    const router = await routerFor([sim.url], withTokenizer);
+    const client = new OpenAI({ baseURL: `${router.url}/v1`, apiKey: "unused", maxRetries: 0 });
+    try {
+      const content = Array.from(
+        { length: 6000 },
+        (_, i) => `Note ${i}: the quick brown fox jumps over the lazy dog.`,
+      );
+      const answer = await client.chat.completions.create({
+        model: MODEL,
+        max_tokens: 2,
+        messages: [
+          { role: "system", content: "You summarise notes." },
+          { role: "user", content: content.join(" ") },
+        ],
+      });
+      const usage = answer.usage as {
+        prompt_tokens: number;
+        prompt_tokens_details?: { cached_tokens?: number };
+      };
+      const cuts = stageCuts(usage.prompt_tokens, 0, 32_768);
+      assert.ok(cuts.length >= 1, `${usage.prompt_tokens} prompt tokens`);
+      assert.equal(
+        usage.prompt_tokens_details?.cached_tokens,
+        cuts.at(-1),
+        "the stages' ids were the chat's own",
+      );
+      const metrics = await (await fetch(`${router.url}/metrics`)).text();
+      assert.equal(metricSum(metrics, STAGES), cuts.length);
     } finally {
       await router.close();
     }
