@@ -72,12 +72,12 @@ export class StagedPrefills {
     return Math.max(0, cachedTokens - staged.prefilled);
   }
 
-  /** Aborts the stage of request `id` in its engine, if one runs; true when it did. */
+  /** Forgets request `id`, aborting its stage in the engine if one runs; true when it did. */
   abort(id: string): boolean {
     const staged = this.byRequest.get(id);
-    if (!staged || staged.next >= staged.cuts.length) return false;
+    if (!staged) return false;
     this.forget(staged);
-    return staged.replica.engine.abort(stageId(id, staged.next));
+    return staged.next < staged.cuts.length && staged.replica.engine.abort(stageId(id, staged.next));
   }
 
   /** `replica` died: its stages are gone with its engine. */

@@ -120,6 +120,16 @@ export interface SimProcess {
 
 const CLI_MAIN = fileURLToPath(new URL("../../src/cli/main.ts", import.meta.url));
 
+/** `llmd sim` flags for a fast simulator that counts with Llama-3.1's real tokenizer. */
+export const LLAMA_TOKENIZER_SIM = [
+  "--tokenizer",
+  "llama3.1",
+  "--time-to-first-token",
+  "2ms",
+  "--inter-token-latency",
+  "1ms",
+];
+
 /** Spawns `llmd sim --port 0 …` and resolves with the URL it prints once listening. */
 export async function spawnSim(extraArgs: readonly string[] = []): Promise<SimProcess> {
   const child = spawn(

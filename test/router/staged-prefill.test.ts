@@ -6,6 +6,7 @@ import { stageCuts } from "../../src/scheduler/plugins/staged-prefill/index.ts";
 import type { SimServer } from "../../src/sim/server.ts";
 import {
   exampleConfig,
+  LLAMA_TOKENIZER_SIM,
   MODEL,
   metricSum,
   routerFor,
@@ -97,14 +98,7 @@ describe("staged prefill over HTTP", () => {
 describe("staged prefill of a chat, with the model's tokenizer in the router and the simulator", () => {
   let sim: SimProcess;
   before(async () => {
-    sim = await spawnSim([
-      "--tokenizer",
-      "llama3.1",
-      "--time-to-first-token",
-      "2ms",
-      "--inter-token-latency",
-      "1ms",
-    ]);
+    sim = await spawnSim(LLAMA_TOKENIZER_SIM);
   });
   after(async () => {
     await stopChild(sim.child);

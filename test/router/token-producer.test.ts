@@ -10,6 +10,7 @@ import { join } from "node:path";
 import { after, before, test } from "node:test";
 import OpenAI from "openai";
 import {
+  LLAMA_TOKENIZER_SIM,
   MODEL,
   prefixCacheConfig,
   type RouterProcess,
@@ -31,14 +32,7 @@ let router: RouterProcess;
 before(async () => {
   const config = join(mkdtempSync(join(tmpdir(), "llmd-token-producer-")), "config.yaml");
   writeFileSync(config, CONFIG);
-  sim = await spawnSim([
-    "--tokenizer",
-    "llama3.1",
-    "--time-to-first-token",
-    "2ms",
-    "--inter-token-latency",
-    "1ms",
-  ]);
+  sim = await spawnSim(LLAMA_TOKENIZER_SIM);
   router = await spawnRouter(["--endpoints", sim.url, "--config", config]);
 });
 
