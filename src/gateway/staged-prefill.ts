@@ -5,6 +5,7 @@
  * tokens; what arrived at the endpoint meanwhile runs between stages. A stage is a hint: whatever
  * it comes to (an error, no answer), the request is forwarded as it is.
  */
+import { Readable } from "node:stream";
 import type { Dispatcher } from "undici";
 
 /** One request's stages. */
@@ -22,10 +23,12 @@ export interface StagedPrefillRequest {
 
 /** The stages answered with 2xx, sent until the first that did not or the signal; never rejects. */
 export async function sendStages(dispatcher: Dispatcher, request: StagedPrefillRequest): Promise<number> {
-  const { "content-length": _, ...headers } = request.headers;
+  const { "content-length": _length, ...headers } = request.headers;
   const requestId = headers["x-request-id"] ?? "";
+  const bodies = new StageBodies(request, request.cuts.at(-1) ?? 0);
   let answered = 0;
   for (const cut of request.cuts) {
+    const body = await bodies.upTo(cut);
     if (request.signal.aborted) break;
     try {
       const response = await dispatcher.request({
@@ -34,9 +37,10 @@ export async function sendStages(dispatcher: Dispatcher, request: StagedPrefillR
         headers: {
           ...headers,
           "content-type": "application/json",
+          "content-length": String(bodyLength(body)),
           "x-request-id": `${requestId}-stage-${answered}`,
         },
-        body: stageBody(request, cut),
+        body: Readable.from(body, { objectMode: false }),
         signal: request.signal,
       });
       await response.body.dump();
@@ -49,35 +53,95 @@ export async function sendStages(dispatcher: Dispatcher, request: StagedPrefillR
   return answered;
 }
 
-/** `{"model":…,"prompt":[ids up to cut],"max_tokens":1,"stream":false}`, the ids written as digits directly. */
-export function stageBody(
-  request: Pick<StagedPrefillRequest, "model" | "tokens" | "cacheSalt">,
-  cut: number,
-): Buffer {
-  const salt = request.cacheSalt === undefined ? "" : `,"cache_salt":${JSON.stringify(request.cacheSalt)}`;
-  const head = Buffer.from(
-    `{"model":${JSON.stringify(request.model)}${salt},"max_tokens":1,"stream":false,"prompt":[`,
-  );
-  const tail = Buffer.from("]}");
-  const out = Buffer.allocUnsafe(head.length + cut * 11 + tail.length);
-  let at = head.copy(out, 0);
-  const ids = request.tokens;
-  for (let i = 0; i < cut; i++) {
-    if (i > 0) out[at++] = 44; // ","
-    at = writeDigits(out, at, ids[i]!);
+/** Ids written between two yields to the event loop (≈ 0.2 ms of digits). */
+const IDS_PER_SLICE = 16_384;
+/** The most bytes one id takes in the list: ten digits and a comma. */
+const MAX_ID_BYTES = 11;
+
+/**
+ * The bodies of one request's stages, `{"model":…,"max_tokens":1,"stream":false,"prompt":[ids up
+ * to the cut]}`. Each stage's ids are the last one's and more, so the digits are written once, into
+ * one buffer, a slice of ids per event-loop turn: a 200K-token prompt's million bytes of digits
+ * never block the loop at once.
+ */
+export class StageBodies {
+  private readonly head: Buffer;
+  private readonly digits: Buffer;
+  private ids = 0;
+  private bytes = 0;
+
+  constructor(
+    private readonly request: Pick<StagedPrefillRequest, "model" | "tokens" | "cacheSalt">,
+    lastCut: number,
+  ) {
+    const salt = request.cacheSalt === undefined ? "" : `,"cache_salt":${JSON.stringify(request.cacheSalt)}`;
+    this.head = Buffer.from(
+      `{"model":${JSON.stringify(request.model)}${salt},"max_tokens":1,"stream":false,"prompt":[`,
+    );
+    this.digits = Buffer.allocUnsafe(lastCut * MAX_ID_BYTES);
   }
-  at += tail.copy(out, at);
-  return out.subarray(0, at);
+
+  /**
+   * The body of the stage ending at `cut` (at most the last cut, not below an earlier call's), as
+   * its pieces: views of the written digits, not a copy.
+   */
+  async upTo(cut: number): Promise<readonly Buffer[]> {
+    while (this.writeSlice(cut)) await new Promise<void>((resolve) => setImmediate(resolve));
+    return [this.head, this.digits.subarray(0, this.bytes), TAIL];
+  }
+
+  /** Writes the next slice of ids towards `cut`; true while some remain. */
+  writeSlice(cut: number): boolean {
+    if (this.ids >= cut) return false;
+    const end = Math.min(cut, this.ids + IDS_PER_SLICE);
+    const { digits } = this;
+    const ids = this.request.tokens;
+    let at = this.bytes;
+    for (let i = this.ids; i < end; i++) {
+      if (i > 0) digits[at++] = 44; // ","
+      at = writeDecimal(digits, at, ids[i]!);
+    }
+    this.ids = end;
+    this.bytes = at;
+    return end < cut;
+  }
 }
 
-/** Writes `value` (an integer ≥ 0) in decimal at `at`; returns the offset after it. */
-function writeDigits(out: Buffer, at: number, value: number): number {
-  if (value < 10) {
-    out[at] = 48 + value;
-    return at + 1;
+const TAIL = Buffer.from("]}");
+
+/** Bytes of a body given as pieces. */
+export function bodyLength(pieces: readonly Buffer[]): number {
+  let length = 0;
+  for (const piece of pieces) length += piece.length;
+  return length;
+}
+
+/** `0`…`9999` in ASCII: each entry is its digit count, then up to four digits. */
+const SMALL = new Uint8Array(10_000 * 5);
+/** `0000`…`9999`, four zero-padded ASCII digits each. */
+const PADDED = new Uint8Array(10_000 * 4);
+for (let n = 0; n < 10_000; n++) {
+  const text = String(n);
+  SMALL[n * 5] = text.length;
+  for (let k = 0; k < text.length; k++) SMALL[n * 5 + 1 + k] = text.charCodeAt(k);
+  const padded = text.padStart(4, "0");
+  for (let k = 0; k < 4; k++) PADDED[n * 4 + k] = padded.charCodeAt(k);
+}
+
+/** Writes `value` (an integer in [0, 2^32)) in decimal at `at`; returns the offset after it. */
+function writeDecimal(out: Uint8Array, at: number, value: number): number {
+  if (value < 10_000) {
+    const length = SMALL[value * 5]!;
+    for (let k = 0; k < length; k++) out[at + k] = SMALL[value * 5 + 1 + k]!;
+    return at + length;
   }
-  let digits = 1;
-  for (let v = value; v >= 10; v = Math.floor(v / 10)) digits++;
-  for (let i = at + digits - 1, v = value; i >= at; i--, v = Math.floor(v / 10)) out[i] = 48 + (v % 10);
-  return at + digits;
+  const high = Math.floor(value / 10_000);
+  const low = value - high * 10_000;
+  at = writeDecimal(out, at, high);
+  const from = low * 4;
+  out[at] = PADDED[from]!;
+  out[at + 1] = PADDED[from + 1]!;
+  out[at + 2] = PADDED[from + 2]!;
+  out[at + 3] = PADDED[from + 3]!;
+  return at + 4;
 }
