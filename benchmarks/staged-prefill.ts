@@ -3,13 +3,15 @@
  * loop pays to build a `staged-prefill` plan's stage bodies for a prompt of `--tokens` ids nobody
  * holds (the default plan: a stage every 32,768 tokens). The ids are written as digits a slice
  * between two event-loop turns (src/gateway/staged-prefill.ts): each slice is timed, and per
- * prompt all of them added up. Wall time, so a slice that waited for the CPU reads long on a busy
- * machine; medians, p99 and maxima over `--iterations` prompts after three untimed ones, and with
- * `NODE_OPTIONS=--expose-gc` a GC between prompts, untimed.
+ * prompt all of them added up, in wall time and in the event loop's thread's time on a CPU (from
+ * the kernel, tokenize-turn/thread-schedule.ts: a slice long in wall time but not on a CPU waited
+ * for the CPU). Medians, p99 and maxima over `--iterations` prompts after three untimed ones;
+ * with `NODE_OPTIONS=--expose-gc` a GC between prompts, untimed.
  */
 import { parseArgs } from "node:util";
 import { StageBodies } from "../src/gateway/staged-prefill.ts";
 import { stageCuts } from "../src/scheduler/plugins/staged-prefill/index.ts";
+import { ThreadSchedule } from "./tokenize-turn/thread-schedule.ts";
 
 const { values } = parseArgs({
   options: { tokens: { type: "string", default: "200000" }, iterations: { type: "string", default: "50" } },
@@ -21,23 +23,30 @@ const tokens = Uint32Array.from({ length }, (_, i) => (i * 7919) % 128_256);
 const cuts = stageCuts(length, 0, 32_768);
 const model = "meta-llama/Llama-3.1-8B-Instruct";
 
+const schedule = new ThreadSchedule();
 const slices: number[] = [];
+const sliceCpu: number[] = [];
 const prompts: number[] = [];
 for (let i = 0; i < iterations + 3; i++) {
   collect?.();
   const bodies = new StageBodies({ model, tokens, cacheSalt: undefined }, cuts.at(-1)!);
   const times: number[] = [];
+  const cpu: number[] = [];
   for (const cut of cuts) {
     for (let more = true; more; ) {
       const started = performance.now();
+      const before = schedule.read();
       more = bodies.writeSlice(cut);
+      const after = schedule.read();
       times.push(performance.now() - started);
+      cpu.push((after.cpuNs - before.cpuNs) / 1e6);
       await new Promise<void>((resolve) => setImmediate(resolve));
     }
     await bodies.upTo(cut);
   }
   if (i < 3) continue;
   slices.push(...times);
+  sliceCpu.push(...cpu);
   prompts.push(times.reduce((a, b) => a + b, 0));
 }
 const sorted = (xs: number[]) => xs.toSorted((a, b) => a - b);
@@ -49,5 +58,6 @@ console.log(
 );
 console.log("| ms | count | p50 | p99 | max |");
 console.log("|---|---|---|---|---|");
-console.log(row("one slice of ids, on the event loop", slices));
+console.log(row("one slice of ids, on the event loop: wall", slices));
+console.log(row("the same, on a CPU", sliceCpu));
 console.log(row("all slices of a prompt, added up", prompts));

@@ -53,8 +53,8 @@ export async function sendStages(dispatcher: Dispatcher, request: StagedPrefillR
   return answered;
 }
 
-/** Ids written between two yields to the event loop (≈ 0.2 ms of digits). */
-const IDS_PER_SLICE = 16_384;
+/** Ids written between two yields to the event loop (≈ 0.1–0.2 ms of digits). */
+const IDS_PER_SLICE = 8_192;
 /** The most bytes one id takes in the list: ten digits and a comma. */
 const MAX_ID_BYTES = 11;
 
