@@ -22,12 +22,13 @@ test("cuts every stageTokens new tokens after the cached ones, aligned to 256, l
 function plan(
   length: number,
   uncached: number,
-  options: { queued?: number; exact?: boolean; result?: SchedulingResult } = {},
+  options: { queued?: number; exact?: boolean; result?: SchedulingResult; kvUsage?: number } = {},
 ): StagedPrefill | undefined {
   const planner = instantiate<PreRequest>(definition, { stageTokens: 16_384, minUncachedTokens: 24_576 });
   const ctx = makeContext({ tokens: new Uint32Array(length), exactTokens: options.exact ?? true });
   const load = { requests: 0, tokens: options.queued ?? 0, requestUncachedTokens: uncached };
   ctx.state.set(inFlightStateKey("inflight-load-producer"), new Map([[a.metadata.key, load]]));
+  a.metrics.kvCacheUsagePercent = options.kvUsage ?? 0.5;
   planner.preRequest(ctx, options.result ?? resultFor(a));
   return ctx.state.get(STAGED_PREFILL_STATE_KEY) as StagedPrefill | undefined;
 }
@@ -37,10 +38,12 @@ test("a long cold prompt with exact tokens on an endpoint with nothing else to p
   assert.deepEqual(plan(50_000, 30_000)?.cuts, [36_352], "cuts start after the cached prefix");
 });
 
-test("nothing is staged for estimated tokens, a short uncached part, a busy endpoint or two targets", () => {
+test("nothing is staged for estimated tokens, a short uncached part, a busy or KV-short endpoint, or two targets", () => {
   assert.equal(plan(50_000, 50_000, { exact: false }), undefined);
   assert.equal(plan(50_000, 20_000), undefined);
   assert.equal(plan(50_000, 50_000, { queued: 1 }), undefined);
+  assert.equal(plan(50_000, 50_000, { kvUsage: 0.75 }), undefined);
+  assert.ok(plan(50_000, 50_000, { kvUsage: 0.74 }));
   const pd: SchedulingResult = {
     primaryProfileName: "decode",
     profileResults: new Map([

@@ -6,8 +6,8 @@
  * prompt's leading tokens up to each cut as a one-token request, one after another, then the
  * request itself; each stage finds the one before cached, and what arrived meanwhile runs between
  * stages. A stage is planned only when the router knows the engine's ids (`exactTokens`), the
- * endpoint has nothing else waiting for its prefill (the router's in-flight view), and the request
- * is decoded where it is prefilled (one profile's target, no P/D).
+ * endpoint has nothing else waiting for its prefill (the router's in-flight view) and KV to spare,
+ * and the request is decoded where it is prefilled (one profile's target, no P/D).
  */
 import { z } from "zod";
 import type { PluginDefinition } from "../../../plugin/types.ts";
@@ -27,6 +27,11 @@ const parameters = z
     minUncachedTokens: z.int().positive().default(49152),
     /** Stage only while other requests' uncached prompt tokens in flight to the endpoint are at most this. */
     maxQueuedTokens: z.int().nonnegative().default(0),
+    /**
+     * Stage only while the endpoint's KV-cache usage (last scrape) is below this: between stages a
+     * prompt's blocks are unreferenced, and an endpoint short of KV evicts them before the next.
+     */
+    maxKvCacheUsage: z.number().gt(0).max(1).default(0.75),
     inFlightLoadProducerName: z.string().min(1).default("inflight-load-producer"),
   })
   .prefault({});
@@ -65,6 +70,7 @@ class StagedPrefillPlanner implements PreRequest {
     const load = readEndpointLoad(ctx.state, this.loadKey, chosen[0]!.metadata.key);
     const { minUncachedTokens, maxQueuedTokens, stageTokens } = this.params;
     if (load.requestUncachedTokens < minUncachedTokens || load.tokens > maxQueuedTokens) return;
+    if (chosen[0]!.metrics.kvCacheUsagePercent >= this.params.maxKvCacheUsage) return;
     const cuts = stageCuts(tokens.length, tokens.length - load.requestUncachedTokens, stageTokens);
     if (cuts.length > 0) ctx.state.set(STAGED_PREFILL_STATE_KEY, { cuts } satisfies StagedPrefill);
   }
