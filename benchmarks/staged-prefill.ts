@@ -9,7 +9,7 @@
  * with `NODE_OPTIONS=--expose-gc` a GC between prompts, untimed.
  */
 import { parseArgs } from "node:util";
-import { StageBodies } from "../src/gateway/staged-prefill.ts";
+import { IdStageBodies } from "../src/gateway/staged-prefill.ts";
 import { stageCuts } from "../src/scheduler/plugins/staged-prefill/index.ts";
 import { ThreadSchedule } from "./tokenize-turn/thread-schedule.ts";
 
@@ -29,7 +29,7 @@ const sliceCpu: number[] = [];
 const prompts: number[] = [];
 for (let i = 0; i < iterations + 3; i++) {
   collect?.();
-  const bodies = new StageBodies({ model, tokens, cacheSalt: undefined }, cuts.at(-1)!);
+  const bodies = new IdStageBodies({ model, cacheSalt: undefined }, tokens, cuts.at(-1)!);
   const times: number[] = [];
   const cpu: number[] = [];
   for (const cut of cuts) {

@@ -40,7 +40,7 @@ import type { HeldIdPrompts } from "../tokenizer/id-prompts.ts";
 import { sendError } from "./respond.ts";
 import type { StreamFlusher } from "./stream-flusher.ts";
 import type { ClientSink, GatewayPool } from "./types.ts";
-import { sendStages } from "./staged-prefill.ts";
+import { IdStageBodies, type StageBodies, sendStages, TextStageBodies } from "./staged-prefill.ts";
 import { endpointOrigin, type Upstreams } from "./upstreams.ts";
 
 /** Shared, long-lived state the per-request flow uses. */
@@ -443,12 +443,9 @@ class RequestFlow {
       if (!this.res.writableFinished) client.abort(new Error("client disconnected"));
     };
     this.res.once("close", onClose);
-    const body = this.request.body;
     const stages = {
-      model: this.request.model,
-      tokens: this.request.tokens!,
+      bodies: stageBodies(this.request, plan),
       cuts: plan.cuts,
-      cacheSalt: typeof body.cache_salt === "string" ? body.cache_salt : undefined,
       headers: this.headers,
       signal: AbortSignal.any([client.signal, this.eviction?.signal ?? this.deps.drain.signal]),
     };
@@ -497,4 +494,13 @@ class RequestFlow {
   private ttft(): number | undefined {
     return this.firstByteAt === undefined ? undefined : (this.firstByteAt - this.startedAt) / 1000;
   }
+}
+
+/** A plan's stage bodies: the prompt's ids when the router knows the engine's, else its text. */
+function stageBodies(request: SchedulingRequest, plan: StagedPrefill): StageBodies {
+  const salt = request.body.cache_salt;
+  const model = { model: request.model, cacheSalt: typeof salt === "string" ? salt : undefined };
+  if (request.tokens && request.exactTokens)
+    return new IdStageBodies(model, request.tokens, plan.cuts.at(-1)!);
+  return new TextStageBodies(model, request.promptParts?.[0] ?? request.promptText, plan.promptTokens);
 }

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { bodyLength, StageBodies } from "./staged-prefill.ts";
+import { bodyLength, IdStageBodies, TextStageBodies } from "./staged-prefill.ts";
 
 /** A body's pieces parsed, after checking they add up to its length. */
 const json = (pieces: readonly Buffer[]) => {
@@ -9,25 +9,60 @@ const json = (pieces: readonly Buffer[]) => {
   return JSON.parse(bytes.toString());
 };
 
-test("a stage's body is the JSON of the prompt's ids up to the cut, one token, no stream", async () => {
+test("an id stage's body is the JSON of the prompt's ids up to the cut, one token, no stream", async () => {
   const tokens = Uint32Array.from([0, 9, 10, 99, 100, 12345, 4294967295, 7, 8]);
-  const bodies = new StageBodies({ model: 'm "x"', tokens, cacheSalt: "s\\1" }, 7);
-  const body = json(await bodies.upTo(7));
-  assert.deepEqual(body, {
+  const bodies = new IdStageBodies({ model: 'm "x"', cacheSalt: "s\\1" }, tokens, 7);
+  assert.deepEqual(json(await bodies.upTo(7)), {
     model: 'm "x"',
     cache_salt: "s\\1",
     max_tokens: 1,
     stream: false,
     prompt: [0, 9, 10, 99, 100, 12345, 4294967295],
   });
-  const plain = new StageBodies({ model: "m", tokens, cacheSalt: undefined }, 9);
-  assert.deepEqual(json(await plain.upTo(1)).prompt, [0]);
+  const plain = new IdStageBodies({ model: "m", cacheSalt: undefined }, tokens, 9);
+  assert.deepEqual(json(await plain.upTo(1)), { model: "m", max_tokens: 1, stream: false, prompt: [0] });
   assert.deepEqual(json(await plain.upTo(9)).prompt, Array.from(tokens), "a later stage extends it");
 });
 
 test("the ids of a long prompt are written in slices, each stage extending the last", async () => {
   const tokens = Uint32Array.from({ length: 100_000 }, (_, i) => (i * 7919 + i * i) % 2 ** 32);
-  const bodies = new StageBodies({ model: "m", tokens, cacheSalt: undefined }, 90_000);
+  const bodies = new IdStageBodies({ model: "m", cacheSalt: undefined }, tokens, 90_000);
   for (const cut of [30_000, 60_000, 90_000])
     assert.deepEqual(json(await bodies.upTo(cut)).prompt, Array.from(tokens.subarray(0, cut)));
+});
+
+/** A text of words with quotes, newlines and non-ASCII in it. */
+const words = Array.from({ length: 40_000 }, (_, i) =>
+  i % 7 === 0 ? `"w${i}"\n` : i % 11 === 0 ? `é${i}` : `w${i}`,
+);
+const text = words.join(" ");
+
+test("a text stage is the prompt up to a space near the cut's share of it, escaped", async () => {
+  const bodies = new TextStageBodies({ model: "m", cacheSalt: undefined }, text, 100_000);
+  let last = 0;
+  for (const cut of [25_000, 50_000, 75_000]) {
+    const body = json(await bodies.upTo(cut));
+    const prompt = body.prompt as string;
+    assert.ok(text.startsWith(prompt), "a prefix of the prompt");
+    assert.equal(text[prompt.length], " ", "ends before a space");
+    const share = Math.floor((cut / 100_000) * text.length);
+    assert.ok(prompt.length <= share && prompt.length > share - 4096, `${prompt.length} near ${share}`);
+    assert.ok(prompt.length > last);
+    last = prompt.length;
+    assert.deepEqual({ ...body, prompt: "" }, { model: "m", max_tokens: 1, stream: false, prompt: "" });
+  }
+});
+
+test("a prompt carried as plain ASCII bytes is staged as views of them", async () => {
+  const ascii = Buffer.from(Array.from({ length: words.length }, (_, i) => `w${i}`).join(" "));
+  const bodies = new TextStageBodies({ model: "m", cacheSalt: "salt" }, ascii, 50_000);
+  const pieces = await bodies.upTo(25_000);
+  assert.ok(
+    pieces.some((piece) => piece.buffer === ascii.buffer),
+    "no copy of the prompt's bytes",
+  );
+  const prompt = json(pieces).prompt as string;
+  assert.ok(ascii.toString().startsWith(prompt));
+  assert.equal(ascii[prompt.length], 32);
+  assert.equal(json(pieces).cache_salt, "salt");
 });

@@ -1,21 +1,35 @@
 /**
  * The gateway's host of `staged-prefill` plans: before the request itself, its endpoint gets the
- * prompt's leading token ids up to each cut as a `/v1/completions` request for one token, one after
+ * prompt's leading part up to each cut as a `/v1/completions` request for one token, one after
  * another. Each stage finds the one before in the endpoint's prefix cache and prefills only its own
  * tokens; what arrived at the endpoint meanwhile runs between stages. A stage is a hint: whatever
  * it comes to (an error, no answer), the request is forwarded as it is.
+ *
+ * A prompt whose ids the router knows is staged as those ids. A completions prompt of text is
+ * staged as its text up to the space nearest below the cut's share of it: the model server's
+ * tokens of that text are the prompt's own up to there, whatever its tokenizer.
  */
 import { Readable } from "node:stream";
 import type { Dispatcher } from "undici";
+import type { TextPiece } from "../api/prompt.ts";
+
+/** The body of each stage, given its cut in the plan's tokens (cuts ascending). */
+export interface StageBodies {
+  upTo(cut: number): Promise<readonly Buffer[]>;
+}
+
+/** What every stage body shares. */
+export interface StageModel {
+  /** The model (or adapter) as forwarded: stages must share the request's cache. */
+  model: string;
+  /** The body's `cache_salt`, if any (vLLM keeps salted prefixes apart). */
+  cacheSalt: string | undefined;
+}
 
 /** One request's stages. */
 export interface StagedPrefillRequest {
-  /** The model (or adapter) as forwarded: stages must share the request's cache. */
-  model: string;
-  tokens: Uint32Array;
+  bodies: StageBodies;
   cuts: readonly number[];
-  /** The body's `cache_salt`, if any (vLLM keeps salted prefixes apart). */
-  cacheSalt?: string | undefined;
   headers: Readonly<Record<string, string>>;
   /** Stops the stages (the client left, eviction, drain). */
   signal: AbortSignal;
@@ -25,10 +39,9 @@ export interface StagedPrefillRequest {
 export async function sendStages(dispatcher: Dispatcher, request: StagedPrefillRequest): Promise<number> {
   const { "content-length": _length, ...headers } = request.headers;
   const requestId = headers["x-request-id"] ?? "";
-  const bodies = new StageBodies(request, request.cuts.at(-1) ?? 0);
   let answered = 0;
   for (const cut of request.cuts) {
-    const body = await bodies.upTo(cut);
+    const body = await request.bodies.upTo(cut);
     if (request.signal.aborted) break;
     try {
       const response = await dispatcher.request({
@@ -53,31 +66,45 @@ export async function sendStages(dispatcher: Dispatcher, request: StagedPrefillR
   return answered;
 }
 
+/** Bytes of a body given as pieces. */
+export function bodyLength(pieces: readonly Buffer[]): number {
+  let length = 0;
+  for (const piece of pieces) length += piece.length;
+  return length;
+}
+
+/** `{"model":…[,"cache_salt":…],"max_tokens":1,"stream":false,"prompt":` */
+function bodyHead({ model, cacheSalt }: StageModel): Buffer {
+  const salt = cacheSalt === undefined ? "" : `,"cache_salt":${JSON.stringify(cacheSalt)}`;
+  return Buffer.from(`{"model":${JSON.stringify(model)}${salt},"max_tokens":1,"stream":false,"prompt":`);
+}
+
+const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
+
 /** Ids written between two yields to the event loop (≈ 0.1–0.2 ms of digits). */
 const IDS_PER_SLICE = 8_192;
 /** The most bytes one id takes in the list: ten digits and a comma. */
 const MAX_ID_BYTES = 11;
+const IDS_OPEN = Buffer.from("[");
+const IDS_CLOSE = Buffer.from("]}");
 
 /**
- * The bodies of one request's stages, `{"model":…,"max_tokens":1,"stream":false,"prompt":[ids up
- * to the cut]}`. Each stage's ids are the last one's and more, so the digits are written once, into
- * one buffer, a slice of ids per event-loop turn: a 200K-token prompt's million bytes of digits
- * never block the loop at once.
+ * Stage bodies of a prompt of known ids: `"prompt":[ids up to the cut]`. Each stage's ids are the
+ * last one's and more, so the digits are written once, into one buffer, a slice of ids per
+ * event-loop turn: a 200K-token prompt's million bytes of digits never block the loop at once.
  */
-export class StageBodies {
+export class IdStageBodies implements StageBodies {
   private readonly head: Buffer;
   private readonly digits: Buffer;
   private ids = 0;
   private bytes = 0;
 
   constructor(
-    private readonly request: Pick<StagedPrefillRequest, "model" | "tokens" | "cacheSalt">,
+    model: StageModel,
+    private readonly tokens: Uint32Array,
     lastCut: number,
   ) {
-    const salt = request.cacheSalt === undefined ? "" : `,"cache_salt":${JSON.stringify(request.cacheSalt)}`;
-    this.head = Buffer.from(
-      `{"model":${JSON.stringify(request.model)}${salt},"max_tokens":1,"stream":false,"prompt":[`,
-    );
+    this.head = Buffer.concat([bodyHead(model), IDS_OPEN]);
     this.digits = Buffer.allocUnsafe(lastCut * MAX_ID_BYTES);
   }
 
@@ -86,20 +113,19 @@ export class StageBodies {
    * its pieces: views of the written digits, not a copy.
    */
   async upTo(cut: number): Promise<readonly Buffer[]> {
-    while (this.writeSlice(cut)) await new Promise<void>((resolve) => setImmediate(resolve));
-    return [this.head, this.digits.subarray(0, this.bytes), TAIL];
+    while (this.writeSlice(cut)) await nextTurn();
+    return [this.head, this.digits.subarray(0, this.bytes), IDS_CLOSE];
   }
 
   /** Writes the next slice of ids towards `cut`; true while some remain. */
   writeSlice(cut: number): boolean {
     if (this.ids >= cut) return false;
     const end = Math.min(cut, this.ids + IDS_PER_SLICE);
-    const { digits } = this;
-    const ids = this.request.tokens;
+    const { digits, tokens } = this;
     let at = this.bytes;
     for (let i = this.ids; i < end; i++) {
       if (i > 0) digits[at++] = 44; // ","
-      at = writeDecimal(digits, at, ids[i]!);
+      at = writeDecimal(digits, at, tokens[i]!);
     }
     this.ids = end;
     this.bytes = at;
@@ -107,13 +133,58 @@ export class StageBodies {
   }
 }
 
-const TAIL = Buffer.from("]}");
+/** Characters escaped between two yields to the event loop. */
+const CHARS_PER_SLICE = 65_536;
+/** How far below a cut's share of the text a stage looks for a space to end at. */
+const SPACE_SEARCH = 4_096;
+const TEXT_CLOSE = Buffer.from('"}');
+const QUOTE = Buffer.from('"');
 
-/** Bytes of a body given as pieces. */
-export function bodyLength(pieces: readonly Buffer[]): number {
-  let length = 0;
-  for (const piece of pieces) length += piece.length;
-  return length;
+/**
+ * Stage bodies of a completions prompt of text, `"prompt":"text up to the cut"`: the cut's share
+ * of the plan's `tokens` is taken of the text and moved down to the nearest space. A prompt the
+ * body carried as plain ASCII bytes is sent as views of them; a string is JSON-escaped a slice per
+ * event-loop turn, once (each stage's text is the last one's and more).
+ */
+export class TextStageBodies implements StageBodies {
+  private readonly head: Buffer;
+  private readonly escaped: Buffer[] = [];
+  private chars = 0;
+
+  constructor(
+    model: StageModel,
+    private readonly text: TextPiece,
+    private readonly tokens: number,
+  ) {
+    this.head = Buffer.concat([bodyHead(model), QUOTE]);
+  }
+
+  async upTo(cut: number): Promise<readonly Buffer[]> {
+    const end = this.endOf(cut);
+    const { text } = this;
+    if (typeof text !== "string")
+      return [this.head, Buffer.from(text.buffer, text.byteOffset, end), TEXT_CLOSE];
+    while (this.chars < end) {
+      const stop = Math.min(end, this.chars + CHARS_PER_SLICE);
+      this.escaped.push(Buffer.from(JSON.stringify(text.slice(this.chars, stop)).slice(1, -1)));
+      this.chars = stop;
+      if (this.chars < end) await nextTurn();
+    }
+    return [this.head, ...this.escaped, TEXT_CLOSE];
+  }
+
+  /** Where the stage ending at `cut` ends in the text: at a space, not below the last stage's end. */
+  private endOf(cut: number): number {
+    const length = this.text.length;
+    const share = Math.min(length, Math.floor((cut / this.tokens) * length));
+    const floor = Math.max(this.chars, share - SPACE_SEARCH);
+    for (let at = share; at > floor; at--) if (codeAt(this.text, at) === 32) return at;
+    return Math.max(this.chars, share);
+  }
+}
+
+function codeAt(text: TextPiece, at: number): number {
+  return typeof text === "string" ? text.charCodeAt(at) : text[at]!;
 }
 
 /** `0`…`9999` in ASCII: each entry is its digit count, then up to four digits. */

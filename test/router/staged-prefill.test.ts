@@ -75,20 +75,35 @@ describe("staged prefill over HTTP", () => {
     }
   });
 
-  it("does not stage a prompt whose ids the router only estimates, nor a short one", async () => {
+  it("stages a long completions prompt of text at a space, and not a chat it only estimates nor a short prompt", async () => {
     const router = await routerFor(
       sims.map((s) => s.url),
       config,
     );
     const client = new OpenAI({ baseURL: `${router.url}/v1`, apiKey: "unused", maxRetries: 0 });
     try {
-      await complete(client, "word ".repeat(60_000));
+      // 252,000 characters: 63,000 tokens by the 4-characters-a-token count both sides use here.
+      const text = Array.from({ length: 28_000 }, (_, i) => `w${String(i % 100_000).padStart(7, "0")}`).join(
+        " ",
+      );
+      const served = await complete(client, text);
+      const stageChars = text.lastIndexOf(
+        " ",
+        Math.floor((32_768 / Math.ceil(text.length / 4)) * text.length),
+      );
+      const stageBlocks = Math.floor(Math.floor(stageChars / 4) / 16) * 16;
+      assert.equal(served.cached, stageBlocks, "the request found the stage's text cached");
+      await client.chat.completions.create({
+        model: MODEL,
+        max_tokens: 2,
+        messages: [{ role: "user", content: text }],
+      });
       await complete(
         client,
         Array.from({ length: 40_000 }, (_, i) => 2000 + (i % 5000)),
       );
       const metrics = await (await fetch(`${router.url}/metrics`)).text();
-      assert.equal(metricSum(metrics, STAGES), 0);
+      assert.equal(metricSum(metrics, STAGES), 1, "only the text completion was staged");
     } finally {
       await router.close();
     }
@@ -134,6 +149,32 @@ describe("staged prefill of a chat, with the model's tokenizer in the router and
         usage.prompt_tokens_details?.cached_tokens,
         cuts.at(-1),
         "the stages' ids were the chat's own",
+      );
+      const metrics = await (await fetch(`${router.url}/metrics`)).text();
+      assert.equal(metricSum(metrics, STAGES), cuts.length);
+    } finally {
+      await router.close();
+    }
+  });
+  it("a completions prompt of text is staged as its text, which the model's tokenizer cuts the same way", async () => {
+    const router = await routerFor([sim.url], config);
+    const client = new OpenAI({ baseURL: `${router.url}/v1`, apiKey: "unused", maxRetries: 0 });
+    try {
+      const text = Array.from(
+        { length: 6000 },
+        (_, i) => `Note ${i}: the quick brown fox jumps over the lazy dog.`,
+      ).join(" ");
+      const { usage } = await client.completions.create({ model: MODEL, prompt: text, max_tokens: 2 });
+      const cached =
+        (usage as { prompt_tokens_details?: { cached_tokens?: number } }).prompt_tokens_details
+          ?.cached_tokens ?? 0;
+      // Cut by the router's estimate (4 characters a token), each stage at the space below its share.
+      const cuts = stageCuts(Math.ceil(text.length / 4), 0, 32_768);
+      const share = cuts.at(-1)! / Math.ceil(text.length / 4);
+      const expected = share * usage!.prompt_tokens;
+      assert.ok(
+        cached > 0.95 * expected && cached <= expected,
+        `${cached} of ${usage!.prompt_tokens} cached`,
       );
       const metrics = await (await fetch(`${router.url}/metrics`)).text();
       assert.equal(metricSum(metrics, STAGES), cuts.length);

@@ -139,4 +139,6 @@ export const STAGED_PREFILL_STATE_KEY = "staged-prefill";
 /** Where a long cold prompt is cut into stages: ascending token offsets, each below the prompt's length. */
 export interface StagedPrefill {
   readonly cuts: readonly number[];
+  /** The prompt's tokens as the cuts count them (the engine's, or the router's estimate of a text). */
+  readonly promptTokens: number;
 }

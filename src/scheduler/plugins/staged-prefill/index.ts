@@ -5,16 +5,33 @@
  * all of it, seconds to minutes, though its own prefix is cached there. Staged, the host sends the
  * prompt's leading tokens up to each cut as a one-token request, one after another, then the
  * request itself; each stage finds the one before cached, and what arrived meanwhile runs between
- * stages. A stage is planned only when the router knows the engine's ids (`exactTokens`), the
- * endpoint has nothing else waiting for its prefill (the router's in-flight view) and KV to spare,
- * and the request is decoded where it is prefilled (one profile's target, no P/D).
+ * stages. A stage is planned only when the host can cut the prompt where the engine's tokens are
+ * cut: the router knows the engine's ids (`exactTokens`), or the prompt is a completions prompt of
+ * text (cut at a space); the endpoint has nothing else waiting for its prefill (the router's
+ * in-flight view) and KV to spare; and the request is decoded where it is prefilled (one
+ * profile's target, no P/D).
  */
 import { z } from "zod";
 import type { PluginDefinition } from "../../../plugin/types.ts";
 import { IN_FLIGHT_LOAD, STAGED_PREFILL_STATE_KEY, type StagedPrefill } from "../../framework/data-keys.ts";
-import type { PreRequest, SchedulingContext, SchedulingResult } from "../../framework/types.ts";
+import type {
+  PreRequest,
+  SchedulingContext,
+  SchedulingRequest,
+  SchedulingResult,
+} from "../../framework/types.ts";
 import { chosenEndpoints } from "../shared/chosen-endpoints.ts";
 import { inFlightStateKey, readEndpointLoad } from "../shared/inflight-load.ts";
+import { promptTokenCount } from "../shared/prompt-pieces.ts";
+import type { Tokenizer } from "../../../tokenizer/tokenizer.ts";
+
+/** True when the host can stage `request`: its ids are the engine's, or it is a completions prompt of text. */
+export function stageable(request: SchedulingRequest): boolean {
+  if (request.tokens && request.exactTokens) return true;
+  return request.path === COMPLETIONS && typeof request.body.prompt === "string";
+}
+
+const COMPLETIONS = "/v1/completions";
 
 /** Cuts fall on multiples of this many tokens, so every stage ends on a whole block of any vLLM block size. */
 export const CUT_ALIGNMENT = 256;
@@ -59,20 +76,22 @@ class StagedPrefillPlanner implements PreRequest {
   constructor(
     readonly name: string,
     private readonly params: StagedPrefillParams,
+    private readonly tokenizer: Tokenizer,
   ) {
     this.loadKey = inFlightStateKey(params.inFlightLoadProducerName);
   }
 
   preRequest(ctx: SchedulingContext, result: SchedulingResult): void {
-    const { tokens, exactTokens } = ctx.request;
     const chosen = chosenEndpoints(result);
-    if (!tokens || !exactTokens || chosen.length !== 1) return;
+    if (!stageable(ctx.request) || chosen.length !== 1) return;
     const load = readEndpointLoad(ctx.state, this.loadKey, chosen[0]!.metadata.key);
     const { minUncachedTokens, maxQueuedTokens, stageTokens } = this.params;
     if (load.requestUncachedTokens < minUncachedTokens || load.tokens > maxQueuedTokens) return;
     if (chosen[0]!.metrics.kvCacheUsagePercent >= this.params.maxKvCacheUsage) return;
-    const cuts = stageCuts(tokens.length, tokens.length - load.requestUncachedTokens, stageTokens);
-    if (cuts.length > 0) ctx.state.set(STAGED_PREFILL_STATE_KEY, { cuts } satisfies StagedPrefill);
+    const promptTokens = promptTokenCount(ctx.request, this.tokenizer);
+    const cuts = stageCuts(promptTokens, promptTokens - load.requestUncachedTokens, stageTokens);
+    if (cuts.length > 0)
+      ctx.state.set(STAGED_PREFILL_STATE_KEY, { cuts, promptTokens } satisfies StagedPrefill);
   }
 }
 
@@ -84,5 +103,5 @@ export const definition: PluginDefinition<StagedPrefillParams> = {
     "Prefills a long cold prompt in one-token stages on its endpoint, so turns behind it run between them",
   parameters,
   consumes: [IN_FLIGHT_LOAD],
-  create: (p, env) => new StagedPrefillPlanner(env.name, p),
+  create: (p, env) => new StagedPrefillPlanner(env.name, p, env.tokenizer),
 };
