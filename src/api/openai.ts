@@ -4,6 +4,14 @@
  */
 import type { ChatMessageLike } from "./prompt.ts";
 
+/**
+ * llmd's response header of a request whose long cold prompt the router prefilled in stages
+ * (`staged-prefill`): the prompt tokens the stages prefilled, which the model server's
+ * `cached_tokens` counts as cached (by the plan's count: the engine's tokens, or the router's
+ * estimate for a prompt of text).
+ */
+export const STAGED_TOKENS_HEADER = "x-llmd-staged-tokens";
+
 /** Token accounting of one response; `prompt_tokens_details.cached_tokens` as vLLM reports it. */
 export interface Usage {
   prompt_tokens: number;

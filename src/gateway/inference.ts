@@ -24,6 +24,7 @@ import { type BodyBudget, type BodyLease, closesConnection, readBody } from "../
 import type { GatewayDrain } from "./drain.ts";
 import { type ForwardOutcome, type ForwardRequest, forwardThen } from "./forward.ts";
 import { upstreamRequestHeaders, withPluginHeaders } from "./headers.ts";
+import { STAGED_TOKENS_HEADER } from "../api/openai.ts";
 import type { InflightTracker } from "./inflight.ts";
 import { interruptOf } from "./interrupt.ts";
 import {
@@ -413,7 +414,9 @@ class RequestFlow {
     const decode = upstreams.get(target.metadata);
     const stages = ctx.state.get(STAGED_PREFILL_STATE_KEY) as StagedPrefill | undefined;
     if (stages && !prefiller) {
-      this.stageThenForward(stages, placement, () => forwardThen(decode, request, this.res, this.onOutcome));
+      this.stageThenForward(stages, placement, (staged) =>
+        forwardThen(decode, withStagedTokens(request, staged), this.res, this.onOutcome),
+      );
       return;
     }
     if (!prefiller || !pluginHeaders || pd.legs !== "router") {
@@ -434,10 +437,14 @@ class RequestFlow {
   }
 
   /**
-   * Sends the plan's stages to the target, then `forward`s the request; a client that left during
-   * the stages ends the attempt as a disconnect.
+   * Sends the plan's stages to the target, then `forward`s the request with the tokens the answered
+   * stages prefilled; a client that left during the stages ends the attempt as a disconnect.
    */
-  private stageThenForward(plan: StagedPrefill, placement: Placement, forward: () => void): void {
+  private stageThenForward(
+    plan: StagedPrefill,
+    placement: Placement,
+    forward: (staged: number) => void,
+  ): void {
     const client = new AbortController();
     const onClose = () => {
       if (!this.res.writableFinished) client.abort(new Error("client disconnected"));
@@ -455,7 +462,7 @@ class RequestFlow {
       this.deps.metrics.staged(plan.cuts.length, answered);
       if (client.signal.aborted)
         this.onOutcome({ kind: "done", cause: "client-disconnect", status: 499, usage: undefined });
-      else forward();
+      else forward(answered > 0 ? plan.cuts[answered - 1]! - plan.cachedTokens : 0);
     });
   }
 
@@ -503,4 +510,12 @@ function stageBodies(request: SchedulingRequest, plan: StagedPrefill): StageBodi
   if (request.tokens && request.exactTokens)
     return new IdStageBodies(model, request.tokens, plan.cuts.at(-1)!);
   return new TextStageBodies(model, request.promptParts?.[0] ?? request.promptText, plan.promptTokens);
+}
+
+/** `request` with the staged tokens named in a response header (unchanged when none were). */
+function withStagedTokens(request: ForwardRequest, staged: number): ForwardRequest {
+  if (staged === 0) return request;
+  const responseHeaders = new Map(request.responseHeaders ?? []);
+  responseHeaders.set(STAGED_TOKENS_HEADER, String(staged));
+  return { ...request, responseHeaders };
 }

@@ -1,9 +1,11 @@
 /**
  * One streaming OpenAI completions request over raw undici, timed client-side: first token
- * (first SSE event carrying text), end, usage (`prompt_tokens_details.cached_tokens`), and how it
- * ended, named as the fleet simulator names outcomes.
+ * (first SSE event carrying text), end, usage (`prompt_tokens_details.cached_tokens`, less what the
+ * router's staged prefill prefilled, as the fleet simulator counts it), and how it ended, named as
+ * the fleet simulator names outcomes.
  */
 import { type Dispatcher, request } from "undici";
+import { STAGED_TOKENS_HEADER } from "../api/openai.ts";
 
 /** What the client saw, times in ms of `performance.now()`. */
 export interface StreamOutcome {
@@ -13,6 +15,7 @@ export interface StreamOutcome {
   endAt: number;
   completionTokens: number;
   promptTokens: number;
+  /** Prompt tokens found cached, the ones the router's stages prefilled (`x-llmd-staged-tokens`) left out. */
   cachedTokens: number;
   /**
    * How the server answered: `served`, the router's `x-llm-d-request-dropped-reason` (e.g.
@@ -84,6 +87,8 @@ export async function streamPost<T extends StreamOutcome>(
     } else {
       outcome.outcome = "served";
       await readEvents(res.body, outcome, onData);
+      const staged = Number(res.headers[STAGED_TOKENS_HEADER] ?? 0);
+      if (staged > 0) outcome.cachedTokens = Math.max(0, outcome.cachedTokens - staged);
     }
     if (outcome.outcome !== "served") outcome.error = outcome.outcome;
   } catch (err) {

@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { after, before, describe, it } from "node:test";
 import OpenAI from "openai";
+import { streamCompletion } from "../../src/load/stream-request.ts";
 import { stageCuts } from "../../src/scheduler/plugins/staged-prefill/index.ts";
 import type { SimServer } from "../../src/sim/server.ts";
 import {
@@ -24,6 +25,8 @@ const config = readFileSync(exampleConfig("default").path, "utf8");
 interface Served {
   endpoint: string;
   cached: number;
+  /** `x-llmd-staged-tokens`: what the stages prefilled. */
+  staged: string | null;
 }
 
 async function complete(client: OpenAI, prompt: number[] | string): Promise<Served> {
@@ -34,6 +37,7 @@ async function complete(client: OpenAI, prompt: number[] | string): Promise<Serv
   return {
     endpoint: response.headers.get("x-llmd-endpoint") ?? "",
     cached: usage?.prompt_tokens_details?.cached_tokens ?? 0,
+    staged: response.headers.get("x-llmd-staged-tokens"),
   };
 }
 
@@ -62,6 +66,7 @@ describe("staged prefill over HTTP", () => {
       const prompt = Array.from({ length: 50_000 }, (_, i) => 1000 + ((i * 7919) % 30000));
       const served = await complete(client, prompt);
       assert.equal(served.cached, 32_768, "the request found the stage cached on its endpoint");
+      assert.equal(served.staged, "32768", "the response names what the stage prefilled");
       const metrics = await (await fetch(`${router.url}/metrics`)).text();
       assert.equal(metricSum(metrics, STAGES), 1);
       assert.match(metrics, /llmd_staged_prefill_stages_total\{outcome="answered"\} 1/);
@@ -70,6 +75,36 @@ describe("staged prefill over HTTP", () => {
       const target = sims.findIndex((s) => served.endpoint.endsWith(String(new URL(s.url).port)));
       assert.deepEqual(ran.toSorted(), [0, 2], `the stage and the request on one endpoint: ${ran}`);
       if (target >= 0) assert.equal(ran[target], 2);
+    } finally {
+      await router.close();
+    }
+  });
+
+  it("llmd bench counts the cached tokens the stages prefilled as not cached", async () => {
+    const router = await routerFor(
+      sims.map((s) => s.url),
+      config,
+    );
+    try {
+      const prompt = Array.from({ length: 50_000 }, (_, i) => 3000 + ((i * 104_729) % 40_000));
+      const body = JSON.stringify({
+        model: MODEL,
+        prompt,
+        max_tokens: 2,
+        stream: true,
+        stream_options: { include_usage: true },
+      });
+      const first = await streamCompletion(router.url, body, {});
+      assert.equal(first.outcome, "served");
+      assert.equal(first.promptTokens, 50_000);
+      assert.equal(first.cachedTokens, 0, "a fresh prompt: the stage's 32,768 tokens are its own work");
+      const metrics = await (await fetch(`${router.url}/metrics`)).text();
+      assert.equal(metricSum(metrics, STAGES), 1, "the prompt was staged");
+      const again = await streamCompletion(router.url, body, {});
+      assert.ok(
+        again.cachedTokens >= 49_984,
+        `the whole prompt cached the second time: ${again.cachedTokens}`,
+      );
     } finally {
       await router.close();
     }

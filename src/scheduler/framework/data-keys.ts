@@ -141,4 +141,6 @@ export interface StagedPrefill {
   readonly cuts: readonly number[];
   /** The prompt's tokens as the cuts count them (the engine's, or the router's estimate of a text). */
   readonly promptTokens: number;
+  /** Of those, the ones the endpoint held before the stages (the router's view). */
+  readonly cachedTokens: number;
 }

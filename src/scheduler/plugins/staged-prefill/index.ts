@@ -89,9 +89,10 @@ class StagedPrefillPlanner implements PreRequest {
     if (load.requestUncachedTokens < minUncachedTokens || load.tokens > maxQueuedTokens) return;
     if (chosen[0]!.metrics.kvCacheUsagePercent >= this.params.maxKvCacheUsage) return;
     const promptTokens = promptTokenCount(ctx.request, this.tokenizer);
-    const cuts = stageCuts(promptTokens, promptTokens - load.requestUncachedTokens, stageTokens);
+    const cachedTokens = promptTokens - load.requestUncachedTokens;
+    const cuts = stageCuts(promptTokens, cachedTokens, stageTokens);
     if (cuts.length > 0)
-      ctx.state.set(STAGED_PREFILL_STATE_KEY, { cuts, promptTokens } satisfies StagedPrefill);
+      ctx.state.set(STAGED_PREFILL_STATE_KEY, { cuts, promptTokens, cachedTokens } satisfies StagedPrefill);
   }
 }
 
