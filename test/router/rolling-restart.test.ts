@@ -6,58 +6,19 @@
  * non_idempotent`: the requests are POSTs), which is what a draining router answers new requests
  * with, so every request must succeed and every stream run to its end.
  *
- * Needs nginx (Debian: `apt-get install nginx-light`; `.ci/run` installs it). The test starts its
- * own nginx in the foreground (`daemon off`) with a config, pid file, logs and temp paths in a temp
- * dir, on loopback ports only, and stops it by PID.
+ * Needs nginx (test/router/nginx.ts starts and stops its own).
  */
 import assert from "node:assert/strict";
-import { type ChildProcess, spawn } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { createConnection } from "node:net";
-import { tmpdir } from "node:os";
-import { delimiter, join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import OpenAI from "openai";
 import { exitOf, MODEL, type RouterProcess, type SimProcess, spawnRouter, spawnSim } from "./harness.ts";
 import { freePort } from "../../src/core/free-port.ts";
+import { type Nginx, startNginx } from "./nginx.ts";
 
-/** The nginx binary: on PATH, or Debian's /usr/sbin (not on a non-root PATH). */
-function findNginx(): string | undefined {
-  const dirs = [...(process.env.PATH ?? "").split(delimiter), "/usr/sbin", "/usr/local/sbin"];
-  return dirs.map((d) => join(d, "nginx")).find((path) => existsSync(path));
-}
-
-/** Resolves once something accepts TCP connections on the loopback `port`. */
-async function listening(port: number, child: ChildProcess, log: () => string): Promise<void> {
-  for (let i = 0; i < 200; i++) {
-    if (child.exitCode !== null) throw new Error(`nginx exited (${child.exitCode}): ${log()}`);
-    const ok = await new Promise<boolean>((resolve) => {
-      const socket = createConnection(port, "127.0.0.1");
-      socket.once("connect", () => resolve(true)).once("error", () => resolve(false));
-      socket.once("close", () => socket.destroy());
-      setTimeout(() => socket.end(), 0);
-    });
-    if (ok) return;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  throw new Error(`nginx is not listening on ${port}: ${log()}`);
-}
-
-function nginxConfig(dir: string, port: number, routerPorts: readonly number[]): string {
+/** The `http` block: nginx on `port`, retrying the other router on an error or a 503. */
+function routersBehind(routerPorts: readonly number[]) {
   const upstreams = routerPorts.map((p) => `    server 127.0.0.1:${p} max_fails=0;`).join("\n");
-  return `daemon off;
-worker_processes 1;
-pid ${dir}/nginx.pid;
-error_log ${dir}/error.log warn;
-events { worker_connections 256; }
-http {
-  access_log off;
-  client_body_temp_path ${dir}/body;
-  proxy_temp_path ${dir}/proxy;
-  fastcgi_temp_path ${dir}/fastcgi;
-  uwsgi_temp_path ${dir}/uwsgi;
-  scgi_temp_path ${dir}/scgi;
-  upstream routers {
+  return (port: number) => `  upstream routers {
 ${upstreams}
     keepalive 8;
   }
@@ -72,9 +33,7 @@ ${upstreams}
       proxy_connect_timeout 2s;
       proxy_read_timeout 60s;
     }
-  }
-}
-`;
+  }`;
 }
 
 /** A result of one client request. */
@@ -107,42 +66,26 @@ async function request(client: OpenAI, stream: boolean, n: number, tokens = TOKE
 }
 
 describe("rolling restart of two routers behind nginx", () => {
-  const nginxBin = findNginx();
-  let dir: string;
-  let nginx: ChildProcess | undefined;
+  let nginx: Nginx | undefined;
   let nginxPort: number;
   let sims: SimProcess[] = [];
   const routers: RouterProcess[] = [];
   let routerArgs: string[];
 
   before(async () => {
-    if (!nginxBin) {
-      throw new Error(
-        "nginx is not installed. Install it (Debian: apt-get install nginx-light; .ci/run does this) to run the rolling-restart test.",
-      );
-    }
     const simArgs = ["--mode", "echo", "--time-to-first-token", "5ms", "--inter-token-latency", "10ms"];
     sims = await Promise.all([spawnSim(simArgs), spawnSim(simArgs)]);
     routerArgs = ["--endpoints", sims.map((s) => s.url).join(","), "--drain-timeout", "20s"];
     const ports = [await freePort(), await freePort()];
     for (const port of ports) routers.push(await spawnRouter(routerArgs, port));
-    dir = mkdtempSync(join(tmpdir(), "llmd-nginx-"));
-    for (const sub of ["body", "proxy", "fastcgi", "uwsgi", "scgi"]) mkdirSync(join(dir, sub));
-    nginxPort = await freePort();
-    writeFileSync(join(dir, "nginx.conf"), nginxConfig(dir, nginxPort, ports));
-    const log = join(dir, "error.log");
-    nginx = spawn(nginxBin, ["-p", dir, "-e", log, "-c", join(dir, "nginx.conf")], { stdio: "ignore" });
-    await listening(nginxPort, nginx, () => (existsSync(log) ? readFileSync(log, "utf8") : ""));
+    nginx = await startNginx(routersBehind(ports));
+    nginxPort = nginx.port;
   });
 
   after(async () => {
-    if (nginx && nginx.exitCode === null) {
-      nginx.kill("SIGTERM");
-      await exitOf(nginx);
-    }
+    await nginx?.stop();
     for (const r of routers) if (r.child.exitCode === null) r.child.kill("SIGKILL");
     for (const s of sims) s.child.kill("SIGKILL");
-    if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
   it("serves every request while each router is drained and restarted in turn", async () => {

@@ -16,6 +16,7 @@ import {
   startSims,
   stopChild,
 } from "./harness.ts";
+import { type Nginx, startNginx } from "./nginx.ts";
 
 const STAGES = "llmd_staged_prefill_stages_total";
 
@@ -139,6 +140,49 @@ describe("staged prefill over HTTP", () => {
       );
       const metrics = await (await fetch(`${router.url}/metrics`)).text();
       assert.equal(metricSum(metrics, STAGES), 1, "only the text completion was staged");
+    } finally {
+      await router.close();
+    }
+  });
+});
+
+describe("staged prefill when the endpoint refuses the stages", () => {
+  let sims: SimServer[];
+  let nginx: Nginx;
+  before(async () => {
+    sims = await startSims(1);
+    const upstream = new URL(sims[0]!.url).host;
+    // In front of the simulator, refusing every stage (their request ids end in -stage-<n>).
+    nginx = await startNginx(
+      (port) => `  client_max_body_size 16m;
+  client_body_buffer_size 16m;
+  server {
+    listen 127.0.0.1:${port};
+    location / {
+      if ($http_x_request_id ~ "-stage-") { return 503; }
+      proxy_pass http://${upstream};
+      proxy_http_version 1.1;
+      proxy_buffering off;
+    }
+  }`,
+    );
+  });
+  after(async () => {
+    await nginx.stop();
+    await Promise.all(sims.map((s) => s.close()));
+  });
+
+  it("forwards the request as it is and counts the stage unanswered", async () => {
+    const router = await routerFor([`http://127.0.0.1:${nginx.port}`], config);
+    const client = new OpenAI({ baseURL: `${router.url}/v1`, apiKey: "unused", maxRetries: 0 });
+    try {
+      const prompt = Array.from({ length: 50_000 }, (_, i) => 5000 + ((i * 7919) % 20000));
+      const served = await complete(client, prompt);
+      assert.equal(served.cached, 0, "nothing was staged on the endpoint");
+      assert.equal(served.staged, null, "no staged tokens to name");
+      const metrics = await (await fetch(`${router.url}/metrics`)).text();
+      assert.match(metrics, /llmd_staged_prefill_stages_total\{outcome="unanswered"\} 1/);
+      assert.equal(metricSum(metrics, STAGES), 1);
     } finally {
       await router.close();
     }
