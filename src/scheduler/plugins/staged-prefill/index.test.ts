@@ -38,7 +38,28 @@ test("a long cold prompt with exact tokens on an endpoint with nothing else to p
   assert.deepEqual(plan(50_000, 30_000)?.cuts, [36_352], "cuts start after the cached prefix");
 });
 
-test("nothing is staged for estimated tokens, a short uncached part, a busy or KV-short endpoint, or two targets", () => {
+test("a completions prompt of text is staged by the router's estimate of its tokens", () => {
+  const planner = instantiate<PreRequest>(definition, { stageTokens: 16_384, minUncachedTokens: 24_576 });
+  const ctx = makeContext({ body: { prompt: "x" }, promptText: "word ".repeat(10_000) });
+  const load = { requests: 0, tokens: 0, requestUncachedTokens: 12_500 };
+  ctx.state.set(inFlightStateKey("inflight-load-producer"), new Map([[a.metadata.key, load]]));
+  a.metrics.kvCacheUsagePercent = 0;
+  planner.preRequest(ctx, resultFor(a));
+  assert.equal(ctx.state.get(STAGED_PREFILL_STATE_KEY), undefined, "12,500 estimated tokens: too short");
+  const long = makeContext({ body: { prompt: "x" }, promptText: "word ".repeat(40_000) });
+  long.state.set(
+    inFlightStateKey("inflight-load-producer"),
+    new Map([[a.metadata.key, { ...load, requestUncachedTokens: 50_000 }]]),
+  );
+  planner.preRequest(long, resultFor(a));
+  assert.deepEqual(long.state.get(STAGED_PREFILL_STATE_KEY), {
+    cuts: [16_384, 32_768],
+    promptTokens: 50_000,
+    cachedTokens: 0,
+  });
+});
+
+test("nothing is staged for estimated ids of a prompt that is not text, a short uncached part, a busy or KV-short endpoint, or two targets", () => {
   assert.equal(plan(50_000, 50_000, { exact: false }), undefined);
   assert.equal(plan(50_000, 20_000), undefined);
   assert.equal(plan(50_000, 50_000, { queued: 1 }), undefined);

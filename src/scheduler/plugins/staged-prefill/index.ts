@@ -25,16 +25,16 @@ import { inFlightStateKey, readEndpointLoad } from "../shared/inflight-load.ts";
 import { promptTokenCount } from "../shared/prompt-pieces.ts";
 import type { Tokenizer } from "../../../tokenizer/tokenizer.ts";
 
+const COMPLETIONS = "/v1/completions";
+
 /** True when the host can stage `request`: its ids are the engine's, or it is a completions prompt of text. */
-export function stageable(request: SchedulingRequest): boolean {
+function stageable(request: SchedulingRequest): boolean {
   if (request.tokens && request.exactTokens) return true;
   return request.path === COMPLETIONS && typeof request.body.prompt === "string";
 }
 
-const COMPLETIONS = "/v1/completions";
-
 /** Cuts fall on multiples of this many tokens, so every stage ends on a whole block of any vLLM block size. */
-export const CUT_ALIGNMENT = 256;
+const CUT_ALIGNMENT = 256;
 
 const parameters = z
   .strictObject({
