@@ -162,7 +162,6 @@ export class RequestFlow {
     this.waiting.delete(id);
     live.record.queuedMs = queuedMs;
     live.request.tokens = this.o.prompts.tokens(live.workload.segments);
-    live.request.exactTokens = true;
     const placed = this.lifecycleOf(live).place(live.request, endpoints);
     if (placed instanceof Promise) return placed.then((p) => this.decide(live, p, endpoints));
     return this.decide(live, placed, endpoints);
@@ -326,6 +325,8 @@ export class RequestFlow {
       body: { model, max_tokens: request.outputTokens, stream: true },
       bodyBytes: completionBodyBytes(model, prompts.chars(request.segments), request.outputTokens),
       inputTokens: request.inputTokens,
+      // The tokens set at dispatch are the ids the engine runs.
+      exactTokens: true,
       priority: 0,
       fairnessId: "",
       attributes: new Map(),

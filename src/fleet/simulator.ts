@@ -484,9 +484,9 @@ class FleetSimulator {
   /** A P/D request's first token reports the prefill's cached tokens, as the sidecar rewrites them. */
   private reported(output: StepOutput): StepOutput {
     if (!output.first) return output;
-    const cachedTokens = this.staged.reportedCached(output.id, output.cachedTokens);
-    if (!this.pd) return cachedTokens === output.cachedTokens ? output : { ...output, cachedTokens };
-    return { ...output, cachedTokens: this.pd.reportedCached(output.id, cachedTokens) };
+    let cachedTokens = this.staged.reportedCached(output.id, output.cachedTokens);
+    if (this.pd) cachedTokens = this.pd.reportedCached(output.id, cachedTokens);
+    return cachedTokens === output.cachedTokens ? output : { ...output, cachedTokens };
   }
 
   /** Flow control learns a dispatched request ended; its answer may dispatch more. */

@@ -57,7 +57,10 @@ export class StagedPrefills {
     if (!output.finished) return;
     this.byStage.delete(output.id);
     staged.next++;
-    const rejection = staged.next < staged.cuts.length ? this.addStage(staged) : this.addRequest(staged);
+    const rejection =
+      staged.next < staged.cuts.length
+        ? this.addStage(staged)
+        : this.host.add(staged.replica, staged.request);
     if (rejection) {
       this.byRequest.delete(staged.request.id);
       this.host.fail(staged.request.id, rejection.reason);
@@ -97,9 +100,5 @@ export class StagedPrefills {
     const rejection = this.host.add(staged.replica, { ...staged.request, id, promptTokens, maxTokens: 1 });
     if (rejection) this.byStage.delete(id);
     return rejection;
-  }
-
-  private addRequest(staged: Staged): AddRejection | null {
-    return this.host.add(staged.replica, staged.request);
   }
 }

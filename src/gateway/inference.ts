@@ -414,7 +414,7 @@ class RequestFlow {
     const decode = upstreams.get(target.metadata);
     const stages = ctx.state.get(STAGED_PREFILL_STATE_KEY) as StagedPrefill | undefined;
     if (stages && !prefiller) {
-      this.stageThenForward(stages, placement, (staged) =>
+      this.stageThenForward(stages, target, (staged) =>
         forwardThen(decode, withStagedTokens(request, staged), this.res, this.onOutcome),
       );
       return;
@@ -440,11 +440,7 @@ class RequestFlow {
    * Sends the plan's stages to the target, then `forward`s the request with the tokens the answered
    * stages prefilled; a client that left during the stages ends the attempt as a disconnect.
    */
-  private stageThenForward(
-    plan: StagedPrefill,
-    placement: Placement,
-    forward: (staged: number) => void,
-  ): void {
+  private stageThenForward(plan: StagedPrefill, target: Endpoint, forward: (staged: number) => void): void {
     const client = new AbortController();
     const onClose = () => {
       if (!this.res.writableFinished) client.abort(new Error("client disconnected"));
@@ -456,7 +452,7 @@ class RequestFlow {
       headers: this.headers,
       signal: AbortSignal.any([client.signal, this.eviction?.signal ?? this.deps.drain.signal]),
     };
-    const origin = endpointOrigin(placement.target.metadata);
+    const origin = endpointOrigin(target.metadata);
     void sendStages(this.deps.upstreams.forOrigin(origin), stages).then((answered) => {
       this.res.off("close", onClose);
       this.deps.metrics.staged(plan.cuts.length, answered);

@@ -140,8 +140,9 @@ export class GatewayMetrics {
   private readonly byModel = new Map<string, ModelSeries>();
   private readonly schedulerE2e: HistogramChild;
   private readonly pluginDuration: LeanHistogram<"extension_point" | "plugin_type" | "plugin_name">;
-  /** `staged-prefill` stages sent, by whether the endpoint answered them (`answered`, `unanswered`). */
-  private readonly stages: LeanValue<"outcome">;
+  /** `staged-prefill` stages sent that the endpoint answered, and those it did not. */
+  private readonly stagesAnswered: ValueChild;
+  private readonly stagesUnanswered: ValueChild;
 
   constructor(pool: PoolMetricsView, inflight: InflightTracker, poolName = "default") {
     this.families = new RequestFamilies(this.registry);
@@ -160,13 +161,15 @@ export class GatewayMetrics {
       ["extension_point", "plugin_type", "plugin_name"],
       this.registry,
     );
-    this.stages = new LeanValue(
+    const stages = new LeanValue(
       "counter",
       "llmd_staged_prefill_stages_total",
       "Stages of long cold prompts sent ahead of the request (staged-prefill), by outcome",
       ["outcome"],
       this.registry,
     );
+    this.stagesAnswered = stages.child({ outcome: "answered" });
+    this.stagesUnanswered = stages.child({ outcome: "unanswered" });
     registerPoolGauges(this.registry, pool, poolName);
     registerInflightGauges(this.registry, pool, inflight);
   }
@@ -222,8 +225,8 @@ export class GatewayMetrics {
 
   /** A request's `staged-prefill` plan of `planned` stages ran; the endpoint answered `answered`. */
   staged(planned: number, answered: number): void {
-    this.stages.child({ outcome: "answered" }).inc(answered);
-    if (planned > answered) this.stages.child({ outcome: "unanswered" }).inc(planned - answered);
+    this.stagesAnswered.inc(answered);
+    if (planned > answered) this.stagesUnanswered.inc(planned - answered);
   }
 
   /** One scheduling decision took `seconds`. */

@@ -45,6 +45,37 @@ async function complete(client: OpenAI, prompt: number[] | string): Promise<Serv
 const successes = async (sim: SimServer) =>
   metricSum(await (await fetch(`${sim.url}/metrics`)).text(), "vllm:request_success_total");
 
+/** A router under test: its URL, an `openai` client of it, and its Prometheus page. */
+interface Routed {
+  url: string;
+  client: OpenAI;
+  metrics(): Promise<string>;
+}
+
+/** Runs `test` against a router over `urls` with `routerConfig` (default: the default config), then closes it. */
+async function withRouter(
+  urls: readonly string[],
+  test: (routed: Routed) => Promise<void>,
+  routerConfig = config,
+) {
+  const router = await routerFor(urls, routerConfig);
+  try {
+    await test({
+      url: router.url,
+      client: new OpenAI({ baseURL: `${router.url}/v1`, apiKey: "unused", maxRetries: 0 }),
+      metrics: async () => (await fetch(`${router.url}/metrics`)).text(),
+    });
+  } finally {
+    await router.close();
+  }
+}
+
+/** About 82,000 tokens of notes by the 4-characters-a-token count, each note its own sentence. */
+const NOTES = Array.from(
+  { length: 6000 },
+  (_, i) => `Note ${i}: the quick brown fox jumps over the lazy dog.`,
+).join(" ");
+
 describe("staged prefill over HTTP", () => {
   let sims: SimServer[];
   before(async () => {
@@ -56,93 +87,82 @@ describe("staged prefill over HTTP", () => {
 
   it("prefills a long cold token-id prompt in stages on its endpoint before forwarding it", async () => {
     assert.match(config, /- type: staged-prefill/);
-    const router = await routerFor(
+    await withRouter(
       sims.map((s) => s.url),
-      config,
+      async ({ client, metrics }) => {
+        const before = await Promise.all(sims.map(successes));
+        // 50,000 ids nobody holds: one stage ends at 32,768 tokens, the request prefills the rest.
+        const prompt = Array.from({ length: 50_000 }, (_, i) => 1000 + ((i * 7919) % 30000));
+        const served = await complete(client, prompt);
+        assert.equal(served.cached, 32_768, "the request found the stage cached on its endpoint");
+        assert.equal(served.staged, "32768", "the response names what the stage prefilled");
+        const page = await metrics();
+        assert.equal(metricSum(page, STAGES), 1);
+        assert.match(page, /llmd_staged_prefill_stages_total\{outcome="answered"\} 1/);
+        const after = await Promise.all(sims.map(successes));
+        const ran = after.map((n, i) => n - before[i]!);
+        const target = sims.findIndex((s) => served.endpoint.endsWith(`:${new URL(s.url).port}`));
+        assert.ok(target >= 0, `served by ${served.endpoint}`);
+        assert.deepEqual(ran.toSorted(), [0, 2], `the stage and the request on one endpoint: ${ran}`);
+        assert.equal(ran[target], 2, "on the endpoint that served it");
+      },
     );
-    const client = new OpenAI({ baseURL: `${router.url}/v1`, apiKey: "unused", maxRetries: 0 });
-    try {
-      const before = await Promise.all(sims.map(successes));
-      // 50,000 ids nobody holds: one stage ends at 32,768 tokens, the request prefills the rest.
-      const prompt = Array.from({ length: 50_000 }, (_, i) => 1000 + ((i * 7919) % 30000));
-      const served = await complete(client, prompt);
-      assert.equal(served.cached, 32_768, "the request found the stage cached on its endpoint");
-      assert.equal(served.staged, "32768", "the response names what the stage prefilled");
-      const metrics = await (await fetch(`${router.url}/metrics`)).text();
-      assert.equal(metricSum(metrics, STAGES), 1);
-      assert.match(metrics, /llmd_staged_prefill_stages_total\{outcome="answered"\} 1/);
-      const after = await Promise.all(sims.map(successes));
-      const ran = after.map((n, i) => n - before[i]!);
-      const target = sims.findIndex((s) => served.endpoint.endsWith(String(new URL(s.url).port)));
-      assert.deepEqual(ran.toSorted(), [0, 2], `the stage and the request on one endpoint: ${ran}`);
-      if (target >= 0) assert.equal(ran[target], 2);
-    } finally {
-      await router.close();
-    }
   });
 
   it("llmd bench counts the cached tokens the stages prefilled as not cached", async () => {
-    const router = await routerFor(
+    await withRouter(
       sims.map((s) => s.url),
-      config,
+      async ({ url, metrics }) => {
+        const prompt = Array.from({ length: 50_000 }, (_, i) => 3000 + ((i * 104_729) % 40_000));
+        const body = JSON.stringify({
+          model: MODEL,
+          prompt,
+          max_tokens: 2,
+          stream: true,
+          stream_options: { include_usage: true },
+        });
+        const first = await streamCompletion(url, body, {});
+        assert.equal(first.outcome, "served");
+        assert.equal(first.promptTokens, 50_000);
+        assert.equal(first.cachedTokens, 0, "a fresh prompt: the stage's 32,768 tokens are its own work");
+        assert.equal(metricSum(await metrics(), STAGES), 1, "the prompt was staged");
+        const again = await streamCompletion(url, body, {});
+        assert.ok(
+          again.cachedTokens >= 49_984,
+          `the whole prompt cached the second time: ${again.cachedTokens}`,
+        );
+      },
     );
-    try {
-      const prompt = Array.from({ length: 50_000 }, (_, i) => 3000 + ((i * 104_729) % 40_000));
-      const body = JSON.stringify({
-        model: MODEL,
-        prompt,
-        max_tokens: 2,
-        stream: true,
-        stream_options: { include_usage: true },
-      });
-      const first = await streamCompletion(router.url, body, {});
-      assert.equal(first.outcome, "served");
-      assert.equal(first.promptTokens, 50_000);
-      assert.equal(first.cachedTokens, 0, "a fresh prompt: the stage's 32,768 tokens are its own work");
-      const metrics = await (await fetch(`${router.url}/metrics`)).text();
-      assert.equal(metricSum(metrics, STAGES), 1, "the prompt was staged");
-      const again = await streamCompletion(router.url, body, {});
-      assert.ok(
-        again.cachedTokens >= 49_984,
-        `the whole prompt cached the second time: ${again.cachedTokens}`,
-      );
-    } finally {
-      await router.close();
-    }
   });
 
   it("stages a long completions prompt of text at a space, and not a chat it only estimates nor a short prompt", async () => {
-    const router = await routerFor(
+    await withRouter(
       sims.map((s) => s.url),
-      config,
+      async ({ client, metrics }) => {
+        // 252,000 characters: 63,000 tokens by the 4-characters-a-token count both sides use here.
+        const text = Array.from(
+          { length: 28_000 },
+          (_, i) => `w${String(i % 100_000).padStart(7, "0")}`,
+        ).join(" ");
+        const served = await complete(client, text);
+        const stageChars = text.lastIndexOf(
+          " ",
+          Math.floor((32_768 / Math.ceil(text.length / 4)) * text.length),
+        );
+        const stageBlocks = Math.floor(Math.floor(stageChars / 4) / 16) * 16;
+        assert.equal(served.cached, stageBlocks, "the request found the stage's text cached");
+        await client.chat.completions.create({
+          model: MODEL,
+          max_tokens: 2,
+          messages: [{ role: "user", content: text }],
+        });
+        await complete(
+          client,
+          Array.from({ length: 40_000 }, (_, i) => 2000 + (i % 5000)),
+        );
+        assert.equal(metricSum(await metrics(), STAGES), 1, "only the text completion was staged");
+      },
     );
-    const client = new OpenAI({ baseURL: `${router.url}/v1`, apiKey: "unused", maxRetries: 0 });
-    try {
-      // 252,000 characters: 63,000 tokens by the 4-characters-a-token count both sides use here.
-      const text = Array.from({ length: 28_000 }, (_, i) => `w${String(i % 100_000).padStart(7, "0")}`).join(
-        " ",
-      );
-      const served = await complete(client, text);
-      const stageChars = text.lastIndexOf(
-        " ",
-        Math.floor((32_768 / Math.ceil(text.length / 4)) * text.length),
-      );
-      const stageBlocks = Math.floor(Math.floor(stageChars / 4) / 16) * 16;
-      assert.equal(served.cached, stageBlocks, "the request found the stage's text cached");
-      await client.chat.completions.create({
-        model: MODEL,
-        max_tokens: 2,
-        messages: [{ role: "user", content: text }],
-      });
-      await complete(
-        client,
-        Array.from({ length: 40_000 }, (_, i) => 2000 + (i % 5000)),
-      );
-      const metrics = await (await fetch(`${router.url}/metrics`)).text();
-      assert.equal(metricSum(metrics, STAGES), 1, "only the text completion was staged");
-    } finally {
-      await router.close();
-    }
   });
 });
 
@@ -173,19 +193,15 @@ describe("staged prefill when the endpoint refuses the stages", () => {
   });
 
   it("forwards the request as it is and counts the stage unanswered", async () => {
-    const router = await routerFor([`http://127.0.0.1:${nginx.port}`], config);
-    const client = new OpenAI({ baseURL: `${router.url}/v1`, apiKey: "unused", maxRetries: 0 });
-    try {
+    await withRouter([`http://127.0.0.1:${nginx.port}`], async ({ client, metrics }) => {
       const prompt = Array.from({ length: 50_000 }, (_, i) => 5000 + ((i * 7919) % 20000));
       const served = await complete(client, prompt);
       assert.equal(served.cached, 0, "nothing was staged on the endpoint");
       assert.equal(served.staged, null, "no staged tokens to name");
-      const metrics = await (await fetch(`${router.url}/metrics`)).text();
-      assert.match(metrics, /llmd_staged_prefill_stages_total\{outcome="unanswered"\} 1/);
-      assert.equal(metricSum(metrics, STAGES), 1);
-    } finally {
-      await router.close();
-    }
+      const page = await metrics();
+      assert.match(page, /llmd_staged_prefill_stages_total\{outcome="unanswered"\} 1/);
+      assert.equal(metricSum(page, STAGES), 1);
+    });
   });
 });
 
@@ -203,62 +219,49 @@ describe("staged prefill of a chat, with the model's tokenizer in the router and
       "plugins:\n",
       "plugins:\n- type: token-producer\n  parameters: {tokenizer: llama3.1}\n",
     );
-    const router = await routerFor([sim.url], withTokenizer);
-    const client = new OpenAI({ baseURL: `${router.url}/v1`, apiKey: "unused", maxRetries: 0 });
-    try {
-      const content = Array.from(
-        { length: 6000 },
-        (_, i) => `Note ${i}: the quick brown fox jumps over the lazy dog.`,
-      );
-      const answer = await client.chat.completions.create({
-        model: MODEL,
-        max_tokens: 2,
-        messages: [
-          { role: "system", content: "You summarise notes." },
-          { role: "user", content: content.join(" ") },
-        ],
-      });
-      const usage = answer.usage as {
-        prompt_tokens: number;
-        prompt_tokens_details?: { cached_tokens?: number };
-      };
-      const cuts = stageCuts(usage.prompt_tokens, 0, 32_768);
-      assert.ok(cuts.length >= 1, `${usage.prompt_tokens} prompt tokens`);
-      assert.equal(
-        usage.prompt_tokens_details?.cached_tokens,
-        cuts.at(-1),
-        "the stages' ids were the chat's own",
-      );
-      const metrics = await (await fetch(`${router.url}/metrics`)).text();
-      assert.equal(metricSum(metrics, STAGES), cuts.length);
-    } finally {
-      await router.close();
-    }
+    await withRouter(
+      [sim.url],
+      async ({ client, metrics }) => {
+        const answer = await client.chat.completions.create({
+          model: MODEL,
+          max_tokens: 2,
+          messages: [
+            { role: "system", content: "You summarise notes." },
+            { role: "user", content: NOTES },
+          ],
+        });
+        const usage = answer.usage as {
+          prompt_tokens: number;
+          prompt_tokens_details?: { cached_tokens?: number };
+        };
+        const cuts = stageCuts(usage.prompt_tokens, 0, 32_768);
+        assert.ok(cuts.length >= 1, `${usage.prompt_tokens} prompt tokens`);
+        assert.equal(
+          usage.prompt_tokens_details?.cached_tokens,
+          cuts.at(-1),
+          "the stages' ids were the chat's own",
+        );
+        assert.equal(metricSum(await metrics(), STAGES), cuts.length);
+      },
+      withTokenizer,
+    );
   });
+
   it("a completions prompt of text is staged as its text, which the model's tokenizer cuts the same way", async () => {
-    const router = await routerFor([sim.url], config);
-    const client = new OpenAI({ baseURL: `${router.url}/v1`, apiKey: "unused", maxRetries: 0 });
-    try {
-      const text = Array.from(
-        { length: 6000 },
-        (_, i) => `Note ${i}: the quick brown fox jumps over the lazy dog.`,
-      ).join(" ");
-      const { usage } = await client.completions.create({ model: MODEL, prompt: text, max_tokens: 2 });
+    await withRouter([sim.url], async ({ client, metrics }) => {
+      const { usage } = await client.completions.create({ model: MODEL, prompt: NOTES, max_tokens: 2 });
       const cached =
         (usage as { prompt_tokens_details?: { cached_tokens?: number } }).prompt_tokens_details
           ?.cached_tokens ?? 0;
       // Cut by the router's estimate (4 characters a token), each stage at the space below its share.
-      const cuts = stageCuts(Math.ceil(text.length / 4), 0, 32_768);
-      const share = cuts.at(-1)! / Math.ceil(text.length / 4);
-      const expected = share * usage!.prompt_tokens;
+      const estimate = Math.ceil(NOTES.length / 4);
+      const cuts = stageCuts(estimate, 0, 32_768);
+      const expected = (cuts.at(-1)! / estimate) * usage!.prompt_tokens;
       assert.ok(
         cached > 0.95 * expected && cached <= expected,
         `${cached} of ${usage!.prompt_tokens} cached`,
       );
-      const metrics = await (await fetch(`${router.url}/metrics`)).text();
-      assert.equal(metricSum(metrics, STAGES), cuts.length);
-    } finally {
-      await router.close();
-    }
+      assert.equal(metricSum(await metrics(), STAGES), cuts.length);
+    });
   });
 });
