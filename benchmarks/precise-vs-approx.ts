@@ -6,7 +6,11 @@
  * without a CPU offload tier per replica. Prints captured reuse, TTFT p50/p99 over the completed
  * requests, the measured requests still without a first token at the cut (unfinished), the TTFT
  * p99 that counts those as waiting until the cut, and for the precise runs how stale the router's
- * view is (engine eviction → index knows it, p50/p99).
+ * view is (engine eviction → index knows it, p50/p99). Each TTFT p99 ratio comes with a 95%
+ * bootstrap interval: of the completed requests, each run resampled on its own; counting the
+ * unfinished, paired over the requests both runs measured (a resample draws requests, so what the
+ * two runs share cancels). Each group of cells is also compared over all its cells' requests
+ * pooled, which one unlucky collision moves less than a single cell.
  *
  *   npm run bench -- precise-vs-approx [--traces weka,mooncake] [--weka-loads 32,192]
  *     [--mooncake-scales 1,4] [--offload-gb 0,200] [--folds 1,2] [--seeds 1]
@@ -29,7 +33,13 @@ import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { runScenario } from "../src/fleet/run-scenario.ts";
-import { waitingTail } from "../src/measure/waiting-tail.ts";
+import {
+  type Interval,
+  pairedPercentileRatioInterval,
+  percentileRatioInterval,
+} from "../src/measure/bootstrap.ts";
+import { percentile } from "../src/measure/percentile.ts";
+import { completedTtftsMs, measuredRecords, waitingTail } from "../src/measure/waiting-tail.ts";
 import { loadScenario } from "../src/workload/scenario.ts";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
@@ -86,6 +96,15 @@ interface Row extends Cell {
   stalenessP99Ms: number;
   wallS: number;
 }
+
+/** A run's TTFTs (ms): of its completed requests, and of every measured one by id, counting the unfinished. */
+interface Waits {
+  completed: Float64Array;
+  byRequest: Map<string, number>;
+}
+
+/** The {@link Waits} of each row, kept beside the rows so `--json` stays a table. */
+const waitsOf = new Map<Row, Waits>();
 
 function cells(): Cell[] {
   const out: Cell[] = [];
@@ -151,12 +170,14 @@ for (const cell of grid)
     if (values.records) writeRecords(values.records, cell, policy.name, run.result.records);
     const s = run.summary;
     const kv = run.result.kvEvents;
-    const tail = waitingTail(
-      run.result.records,
-      scenario.warmupS * 1000,
-      scenario.durationS * 1000,
-      (scenario.durationS + scenario.drainS) * 1000,
-    );
+    const fromMs = scenario.warmupS * 1000;
+    const toMs = scenario.durationS * 1000;
+    const tail = waitingTail(run.result.records, fromMs, toMs, (scenario.durationS + scenario.drainS) * 1000);
+    const measured = measuredRecords(run.result.records, fromMs, toMs);
+    const waits: Waits = {
+      completed: completedTtftsMs(run.result.records, fromMs, toMs),
+      byRequest: new Map(measured.map((r, i) => [r.id, tail.waitsMs[i]!])),
+    };
     const row: Row = {
       ...cell,
       policy: policy.name,
@@ -172,6 +193,7 @@ for (const cell of grid)
       wallS: run.result.wallMs / 1000,
     };
     rows.push(row);
+    waitsOf.set(row, waits);
     const elapsed = ((Date.now() - started) / 1000).toFixed(0);
     console.log(`[${rows.length}/${total}, ${elapsed} s] ${label(cell)} ${policy.name}: ${line(row)}`);
   }
@@ -211,7 +233,7 @@ const [base, ...others] = policies;
 for (const other of base ? others : []) {
   console.log(`\n${other.name} against ${base!.name}, per cell (Δ captured in points, TTFT ratios):\n`);
   console.log(
-    "| trace | load | CPU GB | fold/seed | Δ captured | TTFT p50 ratio | TTFT p99 ratio | with unfinished |",
+    "| trace | load | CPU GB | fold/seed | Δ captured | TTFT p50 ratio | TTFT p99 ratio [95%] | with unfinished, paired [95%] |",
   );
   console.log("|---|---|---|---|---|---|---|---|");
   for (const cell of grid) {
@@ -221,7 +243,7 @@ for (const other of base ? others : []) {
     const delta = ((b.captured - a.captured) * 100).toFixed(1);
     const ratio = (x: number, y: number) => (x / y).toFixed(2);
     console.log(
-      `| ${cell.trace} | ${cell.load} | ${cell.offloadGb} | ${sampleOf(cell)} | ${delta} | ${ratio(b.ttftP50Ms, a.ttftP50Ms)} | ${ratio(b.ttftP99Ms, a.ttftP99Ms)} | ${ratio(b.waitingP99Ms, a.waitingP99Ms)} |`,
+      `| ${cell.trace} | ${cell.load} | ${cell.offloadGb} | ${sampleOf(cell)} | ${delta} | ${ratio(b.ttftP50Ms, a.ttftP50Ms)} | ${completedRatio([{ a, b }])} | ${pairedRatio([{ a, b }])} |`,
     );
   }
 }
@@ -235,6 +257,49 @@ function sameGroup(a: Cell, b: Cell): boolean {
   return a.trace === b.trace && a.load === b.load && a.offloadGb === b.offloadGb;
 }
 
+/** One cell's two rows: the first policy's and the one compared with it. */
+interface Pair {
+  a: Row;
+  b: Row;
+}
+
+/** p99 of the pairs' completed requests pooled, b over a, and its interval (each run resampled on its own). */
+function completedRatio(pairs: Pair[]): string {
+  const a = pooled(pairs.map((p) => waitsOf.get(p.a)!.completed));
+  const b = pooled(pairs.map((p) => waitsOf.get(p.b)!.completed));
+  return withInterval(percentile(b, 99) / percentile(a, 99), percentileRatioInterval(a, b, { p: 99 }));
+}
+
+/** p99 counting the unfinished, b over a, over the requests both runs of a pair measured, and its paired interval. */
+function pairedRatio(pairs: Pair[]): string {
+  const a: number[] = [];
+  const b: number[] = [];
+  for (const pair of pairs) {
+    const treated = waitsOf.get(pair.b)!.byRequest;
+    for (const [id, wait] of waitsOf.get(pair.a)!.byRequest) {
+      const other = treated.get(id);
+      if (other === undefined) continue;
+      a.push(wait);
+      b.push(other);
+    }
+  }
+  return withInterval(percentile(b, 99) / percentile(a, 99), pairedPercentileRatioInterval(a, b, { p: 99 }));
+}
+
+function withInterval(ratio: number, { low, high }: Interval): string {
+  return `${ratio.toFixed(2)} [${low.toFixed(2)}–${high.toFixed(2)}]`;
+}
+
+function pooled(samples: Float64Array[]): Float64Array {
+  const out = new Float64Array(samples.reduce((n, s) => n + s.length, 0));
+  let at = 0;
+  for (const s of samples) {
+    out.set(s, at);
+    at += s.length;
+  }
+  return out;
+}
+
 /** "fold/seed" for Weka, the seed for Mooncake. */
 function sampleOf(c: Cell): string {
   return c.trace === "weka" ? `${c.sample}/${c.seed}` : String(c.seed);
@@ -243,9 +308,9 @@ function sampleOf(c: Cell): string {
 for (const other of base ? others : []) {
   console.log(`\n${other.name} against ${base!.name}, worst cell over folds and seeds:\n`);
   console.log(
-    "| trace | load | CPU GB | cells | Δ captured (worst) | TTFT p99 ratio (worst) | p99 lower in | with unfinished: ratio (worst) | lower in |",
+    "| trace | load | CPU GB | cells | Δ captured (worst) | TTFT p99 ratio (worst) | p99 lower in | with unfinished: ratio (worst) | lower in | pooled: p99 ratio [95%] | with unfinished, paired [95%] |",
   );
-  console.log("|---|---|---|---|---|---|---|---|---|");
+  console.log("|---|---|---|---|---|---|---|---|---|---|---|");
   const groups = grid.filter((c, i) => grid.findIndex((d) => sameGroup(c, d)) === i);
   for (const group of groups) {
     const pairs = grid
@@ -262,7 +327,7 @@ for (const other of base ? others : []) {
     const completed = p99("ttftP99Ms");
     const waiting = p99("waitingP99Ms");
     console.log(
-      `| ${group.trace} | ${group.load} | ${group.offloadGb} | ${pairs.length} | ${(worstDelta * 100).toFixed(1)} | ${completed.worst} | ${completed.lower} | ${waiting.worst} | ${waiting.lower} |`,
+      `| ${group.trace} | ${group.load} | ${group.offloadGb} | ${pairs.length} | ${(worstDelta * 100).toFixed(1)} | ${completed.worst} | ${completed.lower} | ${waiting.worst} | ${waiting.lower} | ${completedRatio(pairs)} | ${pairedRatio(pairs)} |`,
     );
   }
 }

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { newRecord, type RequestRecord } from "./records.ts";
-import { waitingTail } from "./waiting-tail.ts";
+import { completedTtftsMs, waitingTail } from "./waiting-tail.ts";
 
 function request(arrivalMs: number, firstTokenMs: number, error?: string): RequestRecord {
   const r = newRecord(`r${arrivalMs}`, "main", arrivalMs, 100);
@@ -22,6 +22,19 @@ test("a request without a first token waits until the cut; failed and out-of-win
   assert.equal(tail.unfinished, 1);
   // 99 waits: 98 of 500 ms and one of 8,000 ms; the 99th percentile (nearest rank 99) is 8,000
   assert.equal(tail.p99Ms, 8000);
+  assert.equal(tail.waitsMs.length, 99);
+  assert.equal(tail.waitsMs[98], 8000);
   const served = waitingTail(records.slice(0, 98), 1000, 5000, 10_000);
-  assert.deepEqual(served, { p99Ms: 500, unfinished: 0 });
+  assert.equal(served.p99Ms, 500);
+  assert.equal(served.unfinished, 0);
+});
+
+test("completed TTFTs leave out the unfinished, the failed and those still decoding", () => {
+  const done = request(1000, 1200);
+  done.endMs = 1500;
+  const decoding = request(1100, 1400); // first token, no end
+  const queued = request(1200, Number.NaN);
+  const failed = request(1300, 1350, "upstream-error");
+  failed.endMs = 1400;
+  assert.deepEqual(Array.from(completedTtftsMs([done, decoding, queued, failed], 1000, 5000)), [200]);
 });

@@ -9,6 +9,8 @@ import type { RequestRecord } from "./records.ts";
 export interface WaitingTail {
   p99Ms: number;
   unfinished: number;
+  /** Every measured request's {@link waitedMs}, in record order. */
+  waitsMs: Float64Array;
 }
 
 /** Records of requests that arrived in [fromMs, toMs) and neither failed nor were rejected. */
@@ -38,12 +40,20 @@ export function waitingTail(
   cutMs: number,
 ): WaitingTail {
   const measured = measuredRecords(records, fromMs, toMs);
-  const unfinished = measured.filter((r) => !hasFirstToken(r)).length;
+  const waitsMs = Float64Array.from(measured, (r) => waitedMs(r, cutMs));
   return {
-    p99Ms: percentile(
-      measured.map((r) => waitedMs(r, cutMs)),
-      99,
-    ),
-    unfinished,
+    p99Ms: percentile(waitsMs, 99),
+    unfinished: measured.filter((r) => !hasFirstToken(r)).length,
+    waitsMs,
   };
+}
+
+/** TTFTs (ms) of the {@link measuredRecords} that completed: the sample a summary's TTFT percentiles are over. */
+export function completedTtftsMs(
+  records: readonly RequestRecord[],
+  fromMs: number,
+  toMs: number,
+): Float64Array {
+  const done = measuredRecords(records, fromMs, toMs).filter((r) => Number.isFinite(r.endMs));
+  return Float64Array.from(done, (r) => r.firstTokenMs - r.arrivalMs);
 }
