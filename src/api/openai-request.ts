@@ -47,7 +47,8 @@ export function parseCompletionRequest(body: Body): Parsed<GenerationRequest> {
 
 /**
  * Validates a `POST /v1/chat/completions` body (messages and sampling parameters with vLLM's
- * rules, `sampling-params.ts`); the prompt is `renderChat(messages)`.
+ * rules, `sampling-params.ts`); the prompt is `renderChat(messages)`, without the generation prompt
+ * when the body says `add_generation_prompt: false` (as vLLM renders it).
  */
 export function parseChatRequest(body: Body): Parsed<GenerationRequest> {
   const invalid = checkSamplingParams(body, "chat");
@@ -58,7 +59,12 @@ export function parseChatRequest(body: Body): Parsed<GenerationRequest> {
   const [maxValue, maxParam] = useNew
     ? [body.max_completion_tokens, "max_completion_tokens"]
     : [body.max_tokens, "max_tokens"];
-  const prompt = { text: renderChat(messages.value), messages: messages.value };
+  const withGenerationPrompt = body.add_generation_prompt !== false;
+  const prompt: PromptInput = {
+    text: renderChat(messages.value, withGenerationPrompt),
+    messages: messages.value,
+    ...(withGenerationPrompt ? {} : { addGenerationPrompt: false }),
+  };
   return parseCommon(body, "chat", prompt, lastUserText(messages.value), maxValue, maxParam);
 }
 

@@ -95,7 +95,14 @@ export interface TokenizeResponse {
  * The prompt of a generation request: rendered text (with the chat's messages, which a model's
  * own chat template renders), or token ids given by the client.
  */
-export type PromptInput = { text: string; messages?: readonly ChatMessageLike[] } | { tokenIds: Uint32Array };
+export type PromptInput =
+  | {
+      text: string;
+      messages?: readonly ChatMessageLike[];
+      /** A chat rendered without its generation prompt (vLLM's `add_generation_prompt: false`). */
+      addGenerationPrompt?: false;
+    }
+  | { tokenIds: Uint32Array };
 
 /**
  * A validated completions, chat or responses request, normalised so the endpoints share one code

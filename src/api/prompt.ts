@@ -49,6 +49,7 @@ export type TextPiece = string | Uint8Array;
 export function renderChatParts<P extends TextPiece = string>(
   messages: readonly ChatMessageLike[],
   piece: (text: string) => P | string = asItIs,
+  addGenerationPrompt = true,
 ): (P | string)[] {
   const parts: (P | string)[] = [];
   for (const m of messages) {
@@ -56,8 +57,22 @@ export function renderChatParts<P extends TextPiece = string>(
     pushContentTexts(m.content, piece, parts);
     parts.push(CHAT_MESSAGE_END);
   }
-  parts.push(CHAT_GENERATION_PROMPT);
+  if (addGenerationPrompt) parts.push(CHAT_GENERATION_PROMPT);
   return parts;
+}
+
+/** Code units `renderChat` writes for a message of `role` whose text has `textUnits`: header, text, end. */
+export function renderedMessageUnits(role: string, textUnits: number): number {
+  return chatHeader(role).length + textUnits + CHAT_MESSAGE_END.length;
+}
+
+/** Code units of an OpenAI message `content`'s text (as `contentText` joins it), without joining it. */
+export function contentUnits(content: unknown): number {
+  const lengths: number[] = [];
+  pushContentTexts(content, (text) => text.length, lengths);
+  let units = 0;
+  for (const length of lengths) units += length;
+  return units;
 }
 
 /** What `renderChat` writes before a message's text. */
@@ -71,9 +86,12 @@ export const CHAT_MESSAGE_END = "\n";
 /** What `renderChat` writes after the last message: the generation prompt. */
 export const CHAT_GENERATION_PROMPT = chatHeader("assistant");
 
-/** Prompt text for a chat request: the concatenation of `renderChatParts`. */
-export function renderChat(messages: readonly ChatMessageLike[]): string {
+/**
+ * Prompt text for a chat request: the concatenation of `renderChatParts`. Without the generation
+ * prompt (vLLM's `add_generation_prompt: false`) it is a prefix of the text with it.
+ */
+export function renderChat(messages: readonly ChatMessageLike[], addGenerationPrompt = true): string {
   let text = "";
-  for (const part of renderChatParts(messages)) text += part;
+  for (const part of renderChatParts(messages, asItIs, addGenerationPrompt)) text += part;
   return text;
 }

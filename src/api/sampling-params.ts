@@ -120,6 +120,7 @@ const RULES: Record<GenerationKind, ReadonlyMap<string, Check>> = {
   chat: new Map([
     ...COMMON,
     ["max_completion_tokens", maxTokens],
+    ["add_generation_prompt", boolean],
     ["logprobs", boolean],
     ["top_logprobs", integer((n) => n >= 0 && n <= MAX_LOGPROBS, `between 0 and ${MAX_LOGPROBS}`)],
   ]),

@@ -10,7 +10,12 @@ import type { PromptInput } from "../api/openai.ts";
 import { PROFILE_TOKENIZER, parseProfileName } from "../engine/profile.ts";
 import { type ChatTokenizer, encodeChat } from "../tokenizer/chat.ts";
 import { IncrementalEncoder } from "../tokenizer/incremental.ts";
-import { loadTokenizer, parseTokenizerName, type TokenizerName } from "../tokenizer/registry.ts";
+import {
+  loadTokenizer,
+  type ModelTokenizerName,
+  parseTokenizerName,
+  type TokenizerName,
+} from "../tokenizer/registry.ts";
 import type { SimConfig } from "./config.ts";
 
 /** Bytes of message segments and their ids a process keeps per real tokenizer. */
@@ -29,13 +34,24 @@ export function simTokenizer(config: Pick<SimConfig, "tokenizer" | "profile">): 
  */
 export function promptTokenIds(tokenizer: ChatTokenizer, prompt: PromptInput): Uint32Array {
   if (!("text" in prompt)) return prompt.tokenIds;
-  return prompt.messages ? chatIds(tokenizer, prompt.messages) : tokenizer.encodePrompt(prompt.text);
+  if (!prompt.messages) return tokenizer.encodePrompt(prompt.text);
+  if (prompt.addGenerationPrompt !== false) return chatIds(tokenizer, prompt.messages);
+  if (modelTokenizer(tokenizer) === null) return tokenizer.encode(prompt.text);
+  // A real template encodes the generation prompt as its own segment (no merge crosses one).
+  const ids = chatIds(tokenizer, prompt.messages);
+  return ids.subarray(0, ids.length - tokenizer.encode(tokenizer.chatSegments([]).at(-1)!).length);
+}
+
+/** The model tokenizer `tokenizer` is, or null for the stand-in. */
+function modelTokenizer(tokenizer: ChatTokenizer): ModelTokenizerName | null {
+  const name = parseTokenizerName(tokenizer.name);
+  return name === null || name === "char4" ? null : name;
 }
 
 /** A chat's ids; the stand-in recomputes (cheaper than a lookup), a real tokenizer caches. */
 function chatIds(tokenizer: ChatTokenizer, messages: readonly ChatMessageLike[]): Uint32Array {
-  const name = parseTokenizerName(tokenizer.name);
-  if (name === null || name === "char4") return encodeChat(tokenizer, messages);
+  const name = modelTokenizer(tokenizer);
+  if (name === null) return encodeChat(tokenizer, messages);
   let cache = chatCaches.get(name);
   if (!cache) {
     cache = new IncrementalEncoder(name, CHAT_CACHE_BYTES);

@@ -12,18 +12,21 @@
  * a fork, or a turn after a prompt whose last chunk was short (it is short unless the prompt ends
  * on a chunk boundary: the next turn's chunk there is whole).
  */
-import { CHAT_GENERATION_PROMPT, CHAT_MESSAGE_END, type ChatMessageLike, chatHeader } from "../api/prompt.ts";
+import {
+  CHAT_GENERATION_PROMPT,
+  CHAT_MESSAGE_END,
+  type ChatMessageLike,
+  chatHeader,
+  renderedMessageUnits,
+} from "../api/prompt.ts";
 import { type MessageText, messageTexts } from "./chat.ts";
 import { ConversationIds } from "./conversation-ids.ts";
 import { type HeldIds, MessageTrie } from "./message-trie.ts";
 import { CHARS_PER_TOKEN, type CharChunkTokenizer } from "./tokenizer.ts";
 
-/** Code units `renderChat` writes around a message besides its role and text. */
-const FRAME_UNITS = chatHeader("").length + CHAT_MESSAGE_END.length;
-
 /** Code units of message `m` in `renderChat`'s text: its header, its text and its end. */
 function renderedUnits(m: MessageText): number {
-  return m.role.length + m.text.length + FRAME_UNITS;
+  return renderedMessageUnits(m.role, m.text.length);
 }
 
 /** The last `n` code units (fewer than all) of message `m` as `renderChat` renders it. */

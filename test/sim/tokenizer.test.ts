@@ -69,6 +69,46 @@ describe("llmd sim --tokenizer llama3.1", () => {
     assert.equal(one.usage!.prompt_tokens, 11); // BOS, header, user, header end, \n\n, Hello, eot, and the generation prompt
   });
 
+  test("add_generation_prompt: false renders the chat without the assistant header, a cached prefix of the chat", async () => {
+    const messages = [
+      { role: "system", content: `You are a terse assistant. ${"Be brief. ".repeat(40)}` },
+      { role: "user", content: `Summarise: ${"the quick brown fox jumps over the lazy dog. ".repeat(30)}` },
+    ];
+    const bare = await client.chat.completions.create({
+      model: MODEL,
+      messages: messages as never,
+      max_tokens: 1,
+      add_generation_prompt: false,
+    } as never);
+    const text = llama3Prompt(messages).slice(0, -"<|start_header_id|>assistant<|end_header_id|>\n\n".length);
+    assert.equal(bare.usage!.prompt_tokens, tokenizer.encode(text, { add_special_tokens: false }).ids.length);
+    const full = await client.chat.completions.create({
+      model: MODEL,
+      messages: [
+        ...messages,
+        { role: "assistant", content: "Done." },
+        { role: "user", content: "More?" },
+      ] as never,
+      max_tokens: 1,
+    });
+    const cached = (full.usage as { prompt_tokens_details?: { cached_tokens?: number } })
+      .prompt_tokens_details?.cached_tokens;
+    const blocks = Math.floor(bare.usage!.prompt_tokens / 16) * 16;
+    assert.equal(cached, blocks, "the longer chat found the bare rendering's whole blocks cached");
+  });
+
+  test("add_generation_prompt must be a boolean", async () => {
+    await assert.rejects(
+      client.chat.completions.create({
+        model: MODEL,
+        messages: [{ role: "user", content: "Hi" }],
+        add_generation_prompt: "no",
+      } as never),
+      (error: { status?: number; message?: string }) =>
+        error.status === 400 && /add_generation_prompt/.test(error.message ?? ""),
+    );
+  });
+
   test("a completions prompt counts with BOS, as vLLM adds it", async () => {
     const prompt = "The quick brown fox jumps over the lazy dog.";
     const res = await client.completions.create({ model: MODEL, prompt, max_tokens: 3 });
