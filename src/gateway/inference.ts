@@ -41,7 +41,13 @@ import type { HeldIdPrompts } from "../tokenizer/id-prompts.ts";
 import { sendError } from "./respond.ts";
 import type { StreamFlusher } from "./stream-flusher.ts";
 import type { ClientSink, GatewayPool } from "./types.ts";
-import { IdStageBodies, type StageBodies, sendStages, TextStageBodies } from "./staged-prefill.ts";
+import {
+  ChatStageBodies,
+  IdStageBodies,
+  type StageBodies,
+  sendStages,
+  TextStageBodies,
+} from "./staged-prefill.ts";
 import { endpointOrigin, type Upstreams } from "./upstreams.ts";
 
 /** Shared, long-lived state the per-request flow uses. */
@@ -505,6 +511,14 @@ function stageBodies(request: SchedulingRequest, plan: StagedPrefill): StageBodi
   const model = { model: request.model, cacheSalt: typeof salt === "string" ? salt : undefined };
   if (request.tokens && request.exactTokens)
     return new IdStageBodies(model, request.tokens, plan.cuts.at(-1)!);
+  if (plan.messages)
+    return new ChatStageBodies(
+      request.model,
+      request.body,
+      request.body.messages as unknown[],
+      plan.messages,
+      plan.cuts,
+    );
   return new TextStageBodies(model, request.promptParts?.[0] ?? request.promptText, plan.promptTokens);
 }
 

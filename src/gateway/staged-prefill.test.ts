@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { bodyLength, IdStageBodies, TextStageBodies } from "./staged-prefill.ts";
+import { bodyLength, ChatStageBodies, IdStageBodies, TextStageBodies } from "./staged-prefill.ts";
 
 /** A body's pieces parsed, after checking they add up to its length. */
 const json = (pieces: readonly Buffer[]) => {
@@ -65,4 +65,36 @@ test("a prompt carried as plain ASCII bytes is staged as views of them", async (
   assert.ok(ascii.toString().startsWith(prompt));
   assert.equal(ascii[prompt.length], 32);
   assert.equal(json(pieces).cache_salt, "salt");
+});
+
+test("a chat stage's body is its leading messages without the generation prompt, with the fields that shape the rendering", async () => {
+  const messages = Array.from({ length: 6 }, (_, i) => ({
+    role: i % 2 ? "assistant" : "user",
+    content: `turn ${i} "quoted" ${"z".repeat(40_000)}`,
+  }));
+  const body = {
+    model: "alias",
+    messages,
+    tools: [{ type: "function", function: { name: "f", parameters: {} } }],
+    cache_salt: "tenant",
+    stream: true,
+    max_completion_tokens: 500,
+    add_generation_prompt: true,
+  };
+  const bodies = new ChatStageBodies("served", body, messages, [2, 4], [20_000, 40_000]);
+  assert.equal(bodies.path, "/v1/chat/completions");
+  assert.deepEqual(json(await bodies.upTo(20_000)), {
+    model: "served",
+    tools: body.tools,
+    cache_salt: "tenant",
+    max_tokens: 1,
+    stream: false,
+    add_generation_prompt: false,
+    messages: messages.slice(0, 2),
+  });
+  assert.deepEqual(
+    json(await bodies.upTo(40_000)).messages,
+    messages.slice(0, 4),
+    "a later stage extends it",
+  );
 });

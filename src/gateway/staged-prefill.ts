@@ -1,20 +1,22 @@
 /**
  * The gateway's host of `staged-prefill` plans: before the request itself, its endpoint gets the
- * prompt's leading part up to each cut as a `/v1/completions` request for one token, one after
- * another. Each stage finds the one before in the endpoint's prefix cache and prefills only its own
+ * prompt's leading part up to each cut as a request for one token, one after another. Each stage finds the one before in the endpoint's prefix cache and prefills only its own
  * tokens; what arrived at the endpoint meanwhile runs between stages. A stage is a hint: whatever
  * it comes to (an error, no answer), the request is forwarded as it is.
  *
  * A prompt whose ids the router knows is staged as those ids. A completions prompt of text is
  * staged as its text up to the space nearest below the cut's share of it: the model server's
- * tokens of that text are the prompt's own up to there, whatever its tokenizer.
+ * tokens of that text are the prompt's own up to there, whatever its tokenizer. A chat is staged
+ * as its leading messages without the generation prompt, which the server's template renders as
+ * the start of the whole chat.
  */
 import { Readable } from "node:stream";
 import type { Dispatcher } from "undici";
 import type { TextPiece } from "../api/prompt.ts";
 
-/** The body of each stage, given its cut in the plan's tokens (cuts ascending). */
+/** The body of each stage, given its cut in the plan's tokens (cuts ascending), and where it goes. */
 export interface StageBodies {
+  readonly path: string;
   upTo(cut: number): Promise<readonly Buffer[]>;
 }
 
@@ -45,7 +47,7 @@ export async function sendStages(dispatcher: Dispatcher, request: StagedPrefillR
     if (request.signal.aborted) break;
     try {
       const response = await dispatcher.request({
-        path: "/v1/completions",
+        path: request.bodies.path,
         method: "POST",
         headers: {
           ...headers,
@@ -73,6 +75,8 @@ export function bodyLength(pieces: readonly Buffer[]): number {
   return length;
 }
 
+const COMPLETIONS = "/v1/completions";
+
 /** `{"model":…[,"cache_salt":…],"max_tokens":1,"stream":false,"prompt":` */
 function bodyHead({ model, cacheSalt }: StageModel): Buffer {
   const salt = cacheSalt === undefined ? "" : `,"cache_salt":${JSON.stringify(cacheSalt)}`;
@@ -94,6 +98,7 @@ const IDS_CLOSE = Buffer.from("]}");
  * event-loop turn: a 200K-token prompt's million bytes of digits never block the loop at once.
  */
 export class IdStageBodies implements StageBodies {
+  readonly path = COMPLETIONS;
   private readonly head: Buffer;
   private readonly digits: Buffer;
   private ids = 0;
@@ -147,6 +152,7 @@ const QUOTE = Buffer.from('"');
  * event-loop turn, once (each stage's text is the last one's and more).
  */
 export class TextStageBodies implements StageBodies {
+  readonly path = COMPLETIONS;
   private readonly head: Buffer;
   private readonly escaped: Buffer[] = [];
   private chars = 0;
@@ -182,6 +188,66 @@ export class TextStageBodies implements StageBodies {
     return Math.max(this.chars, share);
   }
 }
+
+/** Body fields a chat stage does not copy: the messages, and what it sets itself. */
+const CHAT_STAGE_SETS = new Set([
+  "model",
+  "messages",
+  "stream",
+  "stream_options",
+  "max_tokens",
+  "max_completion_tokens",
+  "n",
+  "add_generation_prompt",
+  "continue_final_message",
+]);
+
+/**
+ * Stage bodies of a chat, `"messages":[the leading messages]` with `add_generation_prompt: false`:
+ * the server renders them as the start of the chat's prompt. Every other field of the body that
+ * can change the rendering (tools, a chat template and its arguments, `cache_salt`) is copied.
+ * Each message is serialised once, a slice of the body's text per event-loop turn (each stage's
+ * messages are the last one's and more).
+ */
+export class ChatStageBodies implements StageBodies {
+  readonly path = "/v1/chat/completions";
+  private readonly head: Buffer;
+  private readonly serialised: Buffer[] = [];
+
+  constructor(
+    model: string,
+    body: Readonly<Record<string, unknown>>,
+    private readonly messages: readonly unknown[],
+    private readonly counts: readonly number[],
+    private readonly cuts: readonly number[],
+  ) {
+    let head = `{"model":${JSON.stringify(model)}`;
+    for (const [key, value] of Object.entries(body))
+      if (!CHAT_STAGE_SETS.has(key) && value !== undefined)
+        head += `,${JSON.stringify(key)}:${JSON.stringify(value)}`;
+    this.head = Buffer.from(
+      `${head},"max_tokens":1,"stream":false,"add_generation_prompt":false,"messages":[`,
+    );
+  }
+
+  async upTo(cut: number): Promise<readonly Buffer[]> {
+    const count = this.counts[this.cuts.indexOf(cut)]!;
+    let units = 0;
+    while (this.serialised.length < count) {
+      const at = this.serialised.length;
+      const json = JSON.stringify(this.messages[at]);
+      this.serialised.push(Buffer.from(at === 0 ? json : `,${json}`));
+      units += json.length;
+      if (units >= CHARS_PER_SLICE && this.serialised.length < count) {
+        units = 0;
+        await nextTurn();
+      }
+    }
+    return [this.head, ...this.serialised.slice(0, count), CHAT_CLOSE];
+  }
+}
+
+const CHAT_CLOSE = Buffer.from("]}");
 
 function codeAt(text: TextPiece, at: number): number {
   return typeof text === "string" ? text.charCodeAt(at) : text[at]!;

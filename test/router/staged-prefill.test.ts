@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { after, before, describe, it } from "node:test";
 import OpenAI from "openai";
+import { renderChat } from "../../src/api/prompt.ts";
 import { streamCompletion } from "../../src/load/stream-request.ts";
 import { stageCuts } from "../../src/scheduler/plugins/staged-prefill/index.ts";
 import type { SimServer } from "../../src/sim/server.ts";
@@ -135,7 +136,34 @@ describe("staged prefill over HTTP", () => {
     );
   });
 
-  it("stages a long completions prompt of text at a space, and not a chat it only estimates nor a short prompt", async () => {
+  it("stages a long chat after a message, rendered without the generation prompt, through the default config", async () => {
+    await withRouter(
+      sims.map((s) => s.url),
+      async ({ client, metrics }) => {
+        // Eight messages of 35,000 characters: about 70,000 tokens by the count both sides use here.
+        const messages = Array.from({ length: 8 }, (_, i) => ({
+          role: i % 2 === 0 ? ("user" as const) : ("assistant" as const),
+          content: `Message ${i}: ${NOTES.slice(i * 35_000, (i + 1) * 35_000)}`,
+        }));
+        const { data, response } = await client.chat.completions
+          .create({ model: MODEL, max_tokens: 2, messages })
+          .withResponse();
+        // The one cut, at 32,768 tokens, moves down to the end of the third message.
+        const stageText = renderChat(messages.slice(0, 3), false);
+        const cached = (data.usage as { prompt_tokens_details?: { cached_tokens?: number } })
+          .prompt_tokens_details?.cached_tokens;
+        assert.equal(cached, Math.floor(Math.floor(stageText.length / 4) / 16) * 16);
+        const staged = Number(response.headers.get("x-llmd-staged-tokens"));
+        assert.ok(
+          Math.abs(staged - stageText.length / 4) < 64,
+          `staged ${staged} of ${stageText.length / 4}`,
+        );
+        assert.match(await metrics(), /llmd_staged_prefill_stages_total\{outcome="answered"\} 1/);
+      },
+    );
+  });
+
+  it("stages a long completions prompt of text at a space, and not a chat of one message nor a short prompt", async () => {
     await withRouter(
       sims.map((s) => s.url),
       async ({ client, metrics }) => {

@@ -143,4 +143,10 @@ export interface StagedPrefill {
   readonly promptTokens: number;
   /** Of those, the ones the endpoint held before the stages (the router's view). */
   readonly cachedTokens: number;
+  /**
+   * A chat staged by its messages (the router does not know the engine's ids): how many leading
+   * messages each stage sends, rendered without the generation prompt; `cuts` are where those
+   * messages end by the router's count.
+   */
+  readonly messages?: readonly number[];
 }

@@ -6,12 +6,19 @@
  * prompt's leading tokens up to each cut as a one-token request, one after another, then the
  * request itself; each stage finds the one before cached, and what arrived meanwhile runs between
  * stages. A stage is planned only when the host can cut the prompt where the engine's tokens are
- * cut: the router knows the engine's ids (`exactTokens`), or the prompt is a completions prompt of
- * text (cut at a space); the endpoint has nothing else waiting for its prefill (the router's
+ * cut: the router knows the engine's ids (`exactTokens`), the prompt is a completions prompt of
+ * text (cut at a space), or a chat of several messages (cut after a message, which the server
+ * renders without the generation prompt as the start of the whole); the endpoint has nothing else waiting for its prefill (the router's
  * in-flight view) and KV to spare; and the request is decoded where it is prefilled (one
  * profile's target, no P/D).
  */
 import { z } from "zod";
+import {
+  CHAT_GENERATION_PROMPT,
+  type ChatMessageLike,
+  contentUnits,
+  renderedMessageUnits,
+} from "../../../api/prompt.ts";
 import type { PluginDefinition } from "../../../plugin/types.ts";
 import { IN_FLIGHT_LOAD, STAGED_PREFILL_STATE_KEY, type StagedPrefill } from "../../framework/data-keys.ts";
 import type {
@@ -22,15 +29,55 @@ import type {
 } from "../../framework/types.ts";
 import { chosenEndpoints } from "../shared/chosen-endpoints.ts";
 import { inFlightStateKey, readEndpointLoad } from "../shared/inflight-load.ts";
-import { promptTokenCount } from "../shared/prompt-pieces.ts";
+import { chatMessages, promptTokenCount } from "../shared/prompt-pieces.ts";
 import type { Tokenizer } from "../../../tokenizer/tokenizer.ts";
 
 const COMPLETIONS = "/v1/completions";
 
-/** True when the host can stage `request`: its ids are the engine's, or it is a completions prompt of text. */
-function stageable(request: SchedulingRequest): boolean {
-  if (request.tokens && request.exactTokens) return true;
-  return request.path === COMPLETIONS && typeof request.body.prompt === "string";
+/**
+ * How the host can stage `request`: as the engine's ids, as a completions prompt's text, as a
+ * chat's leading messages, or not at all.
+ */
+function stagingOf(request: SchedulingRequest): "ids" | "text" | "messages" | null {
+  if (request.tokens && request.exactTokens) return "ids";
+  if (request.path === COMPLETIONS && typeof request.body.prompt === "string") return "text";
+  const messages = chatMessages(request);
+  return messages && messages.length > 1 ? "messages" : null;
+}
+
+/**
+ * The message boundaries nearest below `cuts` (each above the last and above `cached`, leaving
+ * the request its last message), with where they end in the prompt's `promptTokens`: a message
+ * ends at its share of the rendered chat's code units.
+ */
+export function messageCuts(
+  messages: readonly ChatMessageLike[],
+  cuts: readonly number[],
+  promptTokens: number,
+  cached: number,
+): { cuts: number[]; messages: number[] } {
+  const ends: number[] = [];
+  let units = 0;
+  for (const m of messages) {
+    units += renderedMessageUnits(m.role, contentUnits(m.content));
+    ends.push(units);
+  }
+  const total = units + CHAT_GENERATION_PROMPT.length;
+  const out = { cuts: [] as number[], messages: [] as number[] };
+  let k = 0;
+  for (const cut of cuts) {
+    while (k + 1 < messages.length - 1 && tokensAt(ends[k + 1]!) <= cut) k++;
+    const end = tokensAt(ends[k]!);
+    if (end <= cut && end > (out.cuts.at(-1) ?? cached)) {
+      out.cuts.push(end);
+      out.messages.push(k + 1);
+    }
+  }
+  return out;
+
+  function tokensAt(unit: number): number {
+    return Math.floor((unit / total) * promptTokens);
+  }
 }
 
 /** Cuts fall on multiples of this many tokens, so every stage ends on a whole block of any vLLM block size. */
@@ -83,7 +130,8 @@ class StagedPrefillPlanner implements PreRequest {
 
   preRequest(ctx: SchedulingContext, result: SchedulingResult): void {
     const chosen = chosenEndpoints(result);
-    if (!stageable(ctx.request) || chosen.length !== 1) return;
+    const staging = stagingOf(ctx.request);
+    if (staging === null || chosen.length !== 1) return;
     const load = readEndpointLoad(ctx.state, this.loadKey, chosen[0]!.metadata.key);
     const { minUncachedTokens, maxQueuedTokens, stageTokens } = this.params;
     if (load.requestUncachedTokens < minUncachedTokens || load.tokens > maxQueuedTokens) return;
@@ -91,8 +139,15 @@ class StagedPrefillPlanner implements PreRequest {
     const promptTokens = promptTokenCount(ctx.request, this.tokenizer);
     const cachedTokens = promptTokens - load.requestUncachedTokens;
     const cuts = stageCuts(promptTokens, cachedTokens, stageTokens);
-    if (cuts.length > 0)
-      ctx.state.set(STAGED_PREFILL_STATE_KEY, { cuts, promptTokens, cachedTokens } satisfies StagedPrefill);
+    const plan: StagedPrefill =
+      staging === "messages"
+        ? {
+            ...messageCuts(chatMessages(ctx.request)!, cuts, promptTokens, cachedTokens),
+            promptTokens,
+            cachedTokens,
+          }
+        : { cuts, promptTokens, cachedTokens };
+    if (plan.cuts.length > 0) ctx.state.set(STAGED_PREFILL_STATE_KEY, plan);
   }
 }
 
