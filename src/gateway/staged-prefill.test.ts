@@ -98,3 +98,20 @@ test("a chat stage's body is its leading messages without the generation prompt,
     "a later stage extends it",
   );
 });
+
+test("a chat stage escapes long contents in slices, surrogate pairs and other fields included", async () => {
+  const long = `${"a".repeat(65_535)}\u{1F600} "q" \\ ${"é\n".repeat(40_000)}`;
+  const messages = [
+    { role: "system", content: long },
+    { role: "user", name: "dev", content: [{ type: "text", text: "parts" }] },
+    {
+      role: "assistant",
+      content: null,
+      tool_calls: [{ id: "c", type: "function", function: { name: "f", arguments: "{}" } }],
+    },
+    { role: "tool", tool_call_id: "c", content: long.slice(3) },
+    { role: "user", content: "last" },
+  ];
+  const bodies = new ChatStageBodies("m", { messages }, messages, [4], [1_000]);
+  assert.deepEqual(json(await bodies.upTo(1_000)).messages, messages.slice(0, 4));
+});

@@ -172,7 +172,7 @@ export class TextStageBodies implements StageBodies {
       return [this.head, Buffer.from(text.buffer, text.byteOffset, end), TEXT_CLOSE];
     while (this.chars < end) {
       const stop = Math.min(end, this.chars + CHARS_PER_SLICE);
-      this.escaped.push(Buffer.from(JSON.stringify(text.slice(this.chars, stop)).slice(1, -1)));
+      this.escaped.push(escaped(text, this.chars, stop));
       this.chars = stop;
       if (this.chars < end) await nextTurn();
     }
@@ -206,13 +206,18 @@ const CHAT_STAGE_SETS = new Set([
  * Stage bodies of a chat, `"messages":[the leading messages]` with `add_generation_prompt: false`:
  * the server renders them as the start of the chat's prompt. Every other field of the body that
  * can change the rendering (tools, a chat template and its arguments, `cache_salt`) is copied.
- * Each message is serialised once, a slice of the body's text per event-loop turn (each stage's
- * messages are the last one's and more).
+ * Each message is serialised once, about a slice of text per event-loop turn (each stage's
+ * messages are the last one's and more); a message whose content is a long string is escaped a
+ * slice at a time, one with content parts whole.
  */
 export class ChatStageBodies implements StageBodies {
   readonly path = "/v1/chat/completions";
   private readonly head: Buffer;
+  /** The written messages' pieces, commas between them. */
   private readonly serialised: Buffer[] = [];
+  /** Where each written message's pieces end in `serialised`. */
+  private readonly ends: number[] = [];
+  private written = 0;
 
   constructor(
     model: string,
@@ -233,21 +238,49 @@ export class ChatStageBodies implements StageBodies {
   async upTo(cut: number): Promise<readonly Buffer[]> {
     const count = this.counts[this.cuts.indexOf(cut)]!;
     let units = 0;
-    while (this.serialised.length < count) {
-      const at = this.serialised.length;
-      const json = JSON.stringify(this.messages[at]);
-      this.serialised.push(Buffer.from(at === 0 ? json : `,${json}`));
-      units += json.length;
-      if (units >= CHARS_PER_SLICE && this.serialised.length < count) {
+    while (this.written < count) {
+      const message = this.messages[this.written] as Record<string, unknown>;
+      if (this.written > 0) this.serialised.push(COMMA);
+      const content = message.content;
+      if (typeof content !== "string") {
+        const json = JSON.stringify(message);
+        this.serialised.push(Buffer.from(json));
+        units += json.length;
+      } else {
+        // A long content string is escaped a slice per turn; the message's other fields follow it.
+        const rest = JSON.stringify({ ...message, content: undefined });
+        this.serialised.push(CONTENT_OPEN);
+        for (let at = 0; at < content.length; at += CHARS_PER_SLICE) {
+          if (units >= CHARS_PER_SLICE) {
+            units = 0;
+            await nextTurn();
+          }
+          const end = Math.min(content.length, at + CHARS_PER_SLICE);
+          this.serialised.push(escaped(content, at, end));
+          units += end - at;
+        }
+        this.serialised.push(Buffer.from(rest === "{}" ? '"}' : `",${rest.slice(1)}`));
+        units += rest.length;
+      }
+      this.written++;
+      this.ends.push(this.serialised.length);
+      if (units >= CHARS_PER_SLICE && this.written < count) {
         units = 0;
         await nextTurn();
       }
     }
-    return [this.head, ...this.serialised.slice(0, count), CHAT_CLOSE];
+    return [this.head, ...this.serialised.slice(0, this.ends[count - 1]), CHAT_CLOSE];
   }
 }
 
+const COMMA = Buffer.from(",");
+const CONTENT_OPEN = Buffer.from('{"content":"');
 const CHAT_CLOSE = Buffer.from("]}");
+
+/** Code units `[from, to)` of `text` JSON-escaped, without the quotes (a surrogate pair split by a slice is escaped as its halves). */
+function escaped(text: string, from: number, to: number): Buffer {
+  return Buffer.from(JSON.stringify(text.slice(from, to)).slice(1, -1));
+}
 
 function codeAt(text: TextPiece, at: number): number {
   return typeof text === "string" ? text.charCodeAt(at) : text[at]!;
