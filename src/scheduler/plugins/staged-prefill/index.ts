@@ -8,9 +8,9 @@
  * stages. A stage is planned only when the host can cut the prompt where the engine's tokens are
  * cut: the router knows the engine's ids (`exactTokens`), the prompt is a completions prompt of
  * text (cut at a space), or a chat of several messages (cut after a message, which the server
- * renders without the generation prompt as the start of the whole); the endpoint has nothing else waiting for its prefill (the router's
- * in-flight view) and KV to spare; and the request is decoded where it is prefilled (one
- * profile's target, no P/D).
+ * renders without the generation prompt as the start of the whole); the endpoint has nothing
+ * else waiting for its prefill (the router's in-flight view) and KV to spare; and the request is
+ * decoded where it is prefilled (one profile's target, no P/D).
  */
 import { z } from "zod";
 import {
