@@ -99,19 +99,31 @@ test("a chat stage's body is its leading messages without the generation prompt,
   );
 });
 
-test("a chat stage escapes long contents in slices, surrogate pairs and other fields included", async () => {
+test("a chat stage escapes long strings in slices (contents, text parts, any field), surrogate pairs and the mark itself included", async () => {
   const long = `${"a".repeat(65_535)}\u{1F600} "q" \\ ${"é\n".repeat(40_000)}`;
   const messages = [
     { role: "system", content: long },
-    { role: "user", name: "dev", content: [{ type: "text", text: "parts" }] },
+    {
+      role: "user",
+      name: "dev",
+      content: [
+        { type: "text", text: "parts" },
+        { type: "text", text: long },
+      ],
+    },
     {
       role: "assistant",
       content: null,
       tool_calls: [{ id: "c", type: "function", function: { name: "f", arguments: "{}" } }],
     },
     { role: "tool", tool_call_id: "c", content: long.slice(3) },
+    { role: "user", content: "\u0000llmd-long-string\u0000", note: long },
     { role: "user", content: "last" },
   ];
-  const bodies = new ChatStageBodies("m", { messages }, messages, [4], [1_000]);
-  assert.deepEqual(json(await bodies.upTo(1_000)).messages, messages.slice(0, 4));
+  const bodies = new ChatStageBodies("m", { messages }, messages, [5], [1_000]);
+  assert.deepEqual(json(await bodies.upTo(1_000)).messages, messages.slice(0, 5));
+  const sliced = await new ChatStageBodies("m", { messages }, messages, [4], [1_000]).upTo(1_000);
+  const widest = Math.max(...sliced.map((piece) => piece.length));
+  // A slice is 65,536 code units; "é" takes two bytes, "\n" two, and nothing here more.
+  assert.ok(widest <= 2 * 65_536, `the widest piece of the first four messages is ${widest} bytes`);
 });

@@ -207,8 +207,7 @@ const CHAT_STAGE_SETS = new Set([
  * the server renders them as the start of the chat's prompt. Every other field of the body that
  * can change the rendering (tools, a chat template and its arguments, `cache_salt`) is copied.
  * Each message is serialised once, about a slice of text per event-loop turn (each stage's
- * messages are the last one's and more); a message whose content is a long string is escaped a
- * slice at a time, one with content parts whole.
+ * messages are the last one's and more); a message's long strings are escaped a slice at a time.
  */
 export class ChatStageBodies implements StageBodies {
   readonly path = "/v1/chat/completions";
@@ -239,28 +238,24 @@ export class ChatStageBodies implements StageBodies {
     const count = this.counts[this.cuts.indexOf(cut)]!;
     let units = 0;
     while (this.written < count) {
-      const message = this.messages[this.written] as Record<string, unknown>;
       if (this.written > 0) this.serialised.push(COMMA);
-      const content = message.content;
-      if (typeof content !== "string") {
-        const json = JSON.stringify(message);
-        this.serialised.push(Buffer.from(json));
-        units += json.length;
-      } else {
-        // A long content string is escaped a slice per turn; the message's other fields follow it.
-        const rest = JSON.stringify({ ...message, content: undefined });
-        this.serialised.push(CONTENT_OPEN);
-        for (let at = 0; at < content.length; at += CHARS_PER_SLICE) {
+      const { frame, long } = framed(this.messages[this.written]);
+      for (let i = 0; i < frame.length; i++) {
+        this.serialised.push(Buffer.from(frame[i]!));
+        units += frame[i]!.length;
+        const text = long[i];
+        if (text === undefined) continue;
+        this.serialised.push(QUOTE);
+        for (let at = 0; at < text.length; at += CHARS_PER_SLICE) {
           if (units >= CHARS_PER_SLICE) {
             units = 0;
             await nextTurn();
           }
-          const end = Math.min(content.length, at + CHARS_PER_SLICE);
-          this.serialised.push(escaped(content, at, end));
-          units += end - at;
+          const stop = Math.min(text.length, at + CHARS_PER_SLICE);
+          this.serialised.push(escaped(text, at, stop));
+          units += stop - at;
         }
-        this.serialised.push(Buffer.from(rest === "{}" ? '"}' : `",${rest.slice(1)}`));
-        units += rest.length;
+        this.serialised.push(QUOTE);
       }
       this.written++;
       this.ends.push(this.serialised.length);
@@ -273,8 +268,27 @@ export class ChatStageBodies implements StageBodies {
   }
 }
 
+/** What a long string of a message is serialised as until its slices take its place. */
+const LONG_MARK = "\u0000llmd-long-string\u0000";
+const LONG_MARK_JSON = JSON.stringify(LONG_MARK);
+
+/**
+ * `message` as JSON with every string longer than a slice left out: `frame[i]` is followed by
+ * `long[i]`, to be escaped a slice at a time (content strings, text parts, tool results alike).
+ * A message whose own text holds the mark is serialised whole.
+ */
+function framed(message: unknown): { frame: string[]; long: string[] } {
+  const long: string[] = [];
+  const json = JSON.stringify(message, (_key, value) => {
+    if (typeof value !== "string" || value.length <= CHARS_PER_SLICE) return value;
+    long.push(value);
+    return LONG_MARK;
+  });
+  const frame = json.split(LONG_MARK_JSON);
+  return frame.length === long.length + 1 ? { frame, long } : { frame: [JSON.stringify(message)], long: [] };
+}
+
 const COMMA = Buffer.from(",");
-const CONTENT_OPEN = Buffer.from('{"content":"');
 const CHAT_CLOSE = Buffer.from("]}");
 
 /** Code units `[from, to)` of `text` JSON-escaped, without the quotes (a surrogate pair split by a slice is escaped as its halves). */
