@@ -247,11 +247,11 @@ export class ChatStageBodies implements StageBodies {
         if (text === undefined) continue;
         this.serialised.push(QUOTE);
         for (let at = 0; at < text.length; at += CHARS_PER_SLICE) {
-          if (units >= CHARS_PER_SLICE) {
+          const stop = Math.min(text.length, at + CHARS_PER_SLICE);
+          if (units > 0 && units + stop - at > CHARS_PER_SLICE) {
             units = 0;
             await nextTurn();
           }
-          const stop = Math.min(text.length, at + CHARS_PER_SLICE);
           this.serialised.push(escaped(text, at, stop));
           units += stop - at;
         }
@@ -268,19 +268,21 @@ export class ChatStageBodies implements StageBodies {
   }
 }
 
+/** Strings longer than this are escaped apart from their message's frame, in slices. */
+const LONG_STRING = 4_096;
 /** What a long string of a message is serialised as until its slices take its place. */
 const LONG_MARK = "\u0000llmd-long-string\u0000";
 const LONG_MARK_JSON = JSON.stringify(LONG_MARK);
 
 /**
- * `message` as JSON with every string longer than a slice left out: `frame[i]` is followed by
+ * `message` as JSON with every string of over 4,096 code units left out: `frame[i]` is followed by
  * `long[i]`, to be escaped a slice at a time (content strings, text parts, tool results alike).
  * A message whose own text holds the mark is serialised whole.
  */
 function framed(message: unknown): { frame: string[]; long: string[] } {
   const long: string[] = [];
   const json = JSON.stringify(message, (_key, value) => {
-    if (typeof value !== "string" || value.length <= CHARS_PER_SLICE) return value;
+    if (typeof value !== "string" || value.length <= LONG_STRING) return value;
     long.push(value);
     return LONG_MARK;
   });
