@@ -204,8 +204,9 @@ const CHAT_STAGE_SETS = new Set([
 
 /**
  * Stage bodies of a chat, `"messages":[the leading messages]` with `add_generation_prompt: false`:
- * the server renders them as the start of the chat's prompt. Every other field of the body that
- * can change the rendering (tools, a chat template and its arguments, `cache_salt`) is copied.
+ * the server renders them as the start of the chat's prompt. The body's other fields are copied,
+ * among them what can change the rendering (tools, a chat template and its arguments) and
+ * `cache_salt`.
  * Each message is serialised once, about a slice of text per event-loop turn (each stage's
  * messages are the last one's and more); a message's long strings are escaped a slice at a time.
  */
