@@ -63,7 +63,7 @@ export function renderChatParts<P extends TextPiece = string>(
 
 /** Code units `renderChat` writes for a message of `role` whose text has `textUnits`: header, text, end. */
 export function renderedMessageUnits(role: string, textUnits: number): number {
-  return chatHeader(role).length + textUnits + CHAT_MESSAGE_END.length;
+  return role.length + textUnits + MESSAGE_FRAME_UNITS;
 }
 
 /** Code units of an OpenAI message `content`'s text (as `contentText` joins it), without joining it. */
@@ -82,6 +82,9 @@ export function chatHeader(role: string): string {
 
 /** What `renderChat` writes after a message's text. */
 export const CHAT_MESSAGE_END = "\n";
+
+/** Code units `renderChat` writes around a message besides its role and text. */
+const MESSAGE_FRAME_UNITS = chatHeader("").length + CHAT_MESSAGE_END.length;
 
 /** What `renderChat` writes after the last message: the generation prompt. */
 export const CHAT_GENERATION_PROMPT = chatHeader("assistant");
