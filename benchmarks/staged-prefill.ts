@@ -88,7 +88,7 @@ const turnsCpu: number[] = [];
 const chats: number[] = [];
 for (let i = 0; i < iterations + 3; i++) {
   collect?.();
-  const bodies = new ChatStageBodies(model, { messages }, messages, chatPlan.messages, chatPlan.cuts);
+  const bodies = new ChatStageBodies(model, { messages }, chatPlan);
   const wall: number[] = [];
   const cpu: number[] = [];
   let done = false;

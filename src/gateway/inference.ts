@@ -505,20 +505,13 @@ class RequestFlow {
   }
 }
 
-/** A plan's stage bodies: the prompt's ids when the router knows the engine's, else its text. */
+/** A plan's stage bodies: the prompt's ids when the router knows the engine's, a chat's messages, else its text. */
 function stageBodies(request: SchedulingRequest, plan: StagedPrefill): StageBodies {
   const salt = request.body.cache_salt;
   const model = { model: request.model, cacheSalt: typeof salt === "string" ? salt : undefined };
   if (request.tokens && request.exactTokens)
     return new IdStageBodies(model, request.tokens, plan.cuts.at(-1)!);
-  if (plan.messages)
-    return new ChatStageBodies(
-      request.model,
-      request.body,
-      request.body.messages as unknown[],
-      plan.messages,
-      plan.cuts,
-    );
+  if (plan.messages) return new ChatStageBodies(request.model, request.body, plan);
   return new TextStageBodies(model, request.promptParts?.[0] ?? request.promptText, plan.promptTokens);
 }
 

@@ -81,7 +81,7 @@ test("a chat stage's body is its leading messages without the generation prompt,
     max_completion_tokens: 500,
     add_generation_prompt: true,
   };
-  const bodies = new ChatStageBodies("served", body, messages, [2, 4], [20_000, 40_000]);
+  const bodies = new ChatStageBodies("served", body, { cuts: [20_000, 40_000], messages: [2, 4] });
   assert.equal(bodies.path, "/v1/chat/completions");
   assert.deepEqual(json(await bodies.upTo(20_000)), {
     model: "served",
@@ -120,9 +120,9 @@ test("a chat stage escapes long strings in slices (contents, text parts, any fie
     { role: "user", content: "\u0000llmd-long-string\u0000", note: long },
     { role: "user", content: "last" },
   ];
-  const bodies = new ChatStageBodies("m", { messages }, messages, [5], [1_000]);
+  const bodies = new ChatStageBodies("m", { messages }, { cuts: [1_000], messages: [5] });
   assert.deepEqual(json(await bodies.upTo(1_000)).messages, messages.slice(0, 5));
-  const sliced = await new ChatStageBodies("m", { messages }, messages, [4], [1_000]).upTo(1_000);
+  const sliced = await new ChatStageBodies("m", { messages }, { cuts: [1_000], messages: [4] }).upTo(1_000);
   const widest = Math.max(...sliced.map((piece) => piece.length));
   // A slice is 65,536 code units; "é" takes two bytes, "\n" two, and nothing here more.
   assert.ok(widest <= 2 * 65_536, `the widest piece of the first four messages is ${widest} bytes`);

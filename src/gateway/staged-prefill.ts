@@ -1,8 +1,9 @@
 /**
  * The gateway's host of `staged-prefill` plans: before the request itself, its endpoint gets the
- * prompt's leading part up to each cut as a request for one token, one after another. Each stage finds the one before in the endpoint's prefix cache and prefills only its own
- * tokens; what arrived at the endpoint meanwhile runs between stages. A stage is a hint: whatever
- * it comes to (an error, no answer), the request is forwarded as it is.
+ * prompt's leading part up to each cut as a request for one token, one after another. Each stage
+ * finds the one before in the endpoint's prefix cache and prefills only its own tokens; what
+ * arrived at the endpoint meanwhile runs between stages. A stage is a hint: whatever it comes to
+ * (an error, no answer), the request is forwarded as it is.
  *
  * A prompt whose ids the router knows is staged as those ids. A completions prompt of text is
  * staged as its text up to the space nearest below the cut's share of it: the model server's
@@ -13,6 +14,7 @@
 import { Readable } from "node:stream";
 import type { Dispatcher } from "undici";
 import type { TextPiece } from "../api/prompt.ts";
+import type { StagedPrefill } from "../scheduler/framework/data-keys.ts";
 
 /** The body of each stage, given its cut in the plan's tokens (cuts ascending), and where it goes. */
 export interface StageBodies {
@@ -213,19 +215,20 @@ const CHAT_STAGE_SETS = new Set([
 export class ChatStageBodies implements StageBodies {
   readonly path = "/v1/chat/completions";
   private readonly head: Buffer;
+  private readonly messages: readonly unknown[];
   /** The written messages' pieces, commas between them. */
   private readonly serialised: Buffer[] = [];
   /** Where each written message's pieces end in `serialised`. */
   private readonly ends: number[] = [];
-  private written = 0;
+  /** Code units written since the last yield to the event loop. */
+  private turnUnits = 0;
 
   constructor(
     model: string,
     body: Readonly<Record<string, unknown>>,
-    private readonly messages: readonly unknown[],
-    private readonly counts: readonly number[],
-    private readonly cuts: readonly number[],
+    private readonly plan: Pick<StagedPrefill, "cuts" | "messages">,
   ) {
+    this.messages = body.messages as unknown[];
     let head = `{"model":${JSON.stringify(model)}`;
     for (const [key, value] of Object.entries(body))
       if (!CHAT_STAGE_SETS.has(key) && value !== undefined)
@@ -236,36 +239,39 @@ export class ChatStageBodies implements StageBodies {
   }
 
   async upTo(cut: number): Promise<readonly Buffer[]> {
-    const count = this.counts[this.cuts.indexOf(cut)]!;
-    let units = 0;
-    while (this.written < count) {
-      if (this.written > 0) this.serialised.push(COMMA);
-      const { frame, long } = framed(this.messages[this.written]);
+    const count = this.plan.messages![this.plan.cuts.indexOf(cut)]!;
+    this.turnUnits = 0;
+    while (this.ends.length < count) {
+      if (this.ends.length > 0) this.serialised.push(COMMA);
+      const { frame, long } = framed(this.messages[this.ends.length]);
       for (let i = 0; i < frame.length; i++) {
+        await this.spend(frame[i]!.length);
         this.serialised.push(Buffer.from(frame[i]!));
-        units += frame[i]!.length;
-        const text = long[i];
-        if (text === undefined) continue;
-        this.serialised.push(QUOTE);
-        for (let at = 0; at < text.length; at += CHARS_PER_SLICE) {
-          const stop = Math.min(text.length, at + CHARS_PER_SLICE);
-          if (units > 0 && units + stop - at > CHARS_PER_SLICE) {
-            units = 0;
-            await nextTurn();
-          }
-          this.serialised.push(escaped(text, at, stop));
-          units += stop - at;
-        }
-        this.serialised.push(QUOTE);
+        if (long[i] !== undefined) await this.writeEscaped(long[i]!);
       }
-      this.written++;
       this.ends.push(this.serialised.length);
-      if (units >= CHARS_PER_SLICE && this.written < count) {
-        units = 0;
-        await nextTurn();
-      }
     }
     return [this.head, ...this.serialised.slice(0, this.ends[count - 1]), CHAT_CLOSE];
+  }
+
+  /** `"text"`, escaped a slice at a time. */
+  private async writeEscaped(text: string): Promise<void> {
+    this.serialised.push(QUOTE);
+    for (let at = 0; at < text.length; at += CHARS_PER_SLICE) {
+      const stop = Math.min(text.length, at + CHARS_PER_SLICE);
+      await this.spend(stop - at);
+      this.serialised.push(escaped(text, at, stop));
+    }
+    this.serialised.push(QUOTE);
+  }
+
+  /** Counts `units` into this turn, first yielding to the event loop if they would take it past a slice. */
+  private async spend(units: number): Promise<void> {
+    if (this.turnUnits > 0 && this.turnUnits + units > CHARS_PER_SLICE) {
+      this.turnUnits = 0;
+      await nextTurn();
+    }
+    this.turnUnits += units;
   }
 }
 
