@@ -39,7 +39,7 @@ import {
   percentileRatioInterval,
 } from "../src/measure/bootstrap.ts";
 import { percentile } from "../src/measure/percentile.ts";
-import { completedTtftsMs, measuredRecords, waitingTail } from "../src/measure/waiting-tail.ts";
+import { completedTtftsMs, waitingTail } from "../src/measure/waiting-tail.ts";
 import { loadScenario } from "../src/workload/scenario.ts";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
@@ -173,10 +173,9 @@ for (const cell of grid)
     const fromMs = scenario.warmupS * 1000;
     const toMs = scenario.durationS * 1000;
     const tail = waitingTail(run.result.records, fromMs, toMs, (scenario.durationS + scenario.drainS) * 1000);
-    const measured = measuredRecords(run.result.records, fromMs, toMs);
     const waits: Waits = {
-      completed: completedTtftsMs(run.result.records, fromMs, toMs),
-      byRequest: new Map(measured.map((r, i) => [r.id, tail.waitsMs[i]!])),
+      completed: completedTtftsMs(tail.measured),
+      byRequest: new Map(tail.measured.map((r, i) => [r.id, tail.waitsMs[i]!])),
     };
     const row: Row = {
       ...cell,

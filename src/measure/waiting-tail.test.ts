@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { newRecord, type RequestRecord } from "./records.ts";
-import { completedTtftsMs, waitingTail } from "./waiting-tail.ts";
+import { completedTtftsMs, measuredRecords, waitingTail } from "./waiting-tail.ts";
 
 function request(arrivalMs: number, firstTokenMs: number, error?: string): RequestRecord {
   const r = newRecord(`r${arrivalMs}`, "main", arrivalMs, 100);
@@ -36,5 +36,6 @@ test("completed TTFTs leave out the unfinished, the failed and those still decod
   const queued = request(1200, Number.NaN);
   const failed = request(1300, 1350, "upstream-error");
   failed.endMs = 1400;
-  assert.deepEqual(Array.from(completedTtftsMs([done, decoding, queued, failed], 1000, 5000)), [200]);
+  const measured = measuredRecords([done, decoding, queued, failed], 1000, 5000);
+  assert.deepEqual(Array.from(completedTtftsMs(measured)), [200]);
 });

@@ -9,7 +9,9 @@ import type { RequestRecord } from "./records.ts";
 export interface WaitingTail {
   p99Ms: number;
   unfinished: number;
-  /** Every measured request's {@link waitedMs}, in record order. */
+  /** The {@link measuredRecords}, in record order. */
+  measured: RequestRecord[];
+  /** Each measured request's {@link waitedMs}, in the same order. */
   waitsMs: Float64Array;
 }
 
@@ -41,19 +43,12 @@ export function waitingTail(
 ): WaitingTail {
   const measured = measuredRecords(records, fromMs, toMs);
   const waitsMs = Float64Array.from(measured, (r) => waitedMs(r, cutMs));
-  return {
-    p99Ms: percentile(waitsMs, 99),
-    unfinished: measured.filter((r) => !hasFirstToken(r)).length,
-    waitsMs,
-  };
+  const unfinished = measured.filter((r) => !hasFirstToken(r)).length;
+  return { p99Ms: percentile(waitsMs, 99), unfinished, measured, waitsMs };
 }
 
-/** TTFTs (ms) of the {@link measuredRecords} that completed: the sample a summary's TTFT percentiles are over. */
-export function completedTtftsMs(
-  records: readonly RequestRecord[],
-  fromMs: number,
-  toMs: number,
-): Float64Array {
-  const done = measuredRecords(records, fromMs, toMs).filter((r) => Number.isFinite(r.endMs));
+/** TTFTs (ms) of the `measured` records that completed: the sample a summary's TTFT percentiles are over. */
+export function completedTtftsMs(measured: readonly RequestRecord[]): Float64Array {
+  const done = measured.filter((r) => Number.isFinite(r.endMs));
   return Float64Array.from(done, (r) => r.firstTokenMs - r.arrivalMs);
 }
