@@ -6,14 +6,16 @@
  * without a CPU offload tier per replica. Prints captured reuse, TTFT p50/p99 over the completed
  * requests, the measured requests still without a first token at the cut (unfinished), the TTFT
  * p99 that counts those as waiting until the cut, and for the precise runs how stale the router's
- * view is (engine eviction → index knows it, p50/p99). Each TTFT p99 ratio comes with a 95%
+ * view is (engine eviction → index knows it, p50/p99). Beside them, the floor: the TTFT p99 the
+ * same requests would get each alone on an idle replica with the ideal cache's hit, which no
+ * routing goes below. Each TTFT p99 ratio comes with a 95%
  * bootstrap interval: of the completed requests, each run resampled on its own; counting the
  * unfinished, paired over the requests both runs measured (a resample draws requests, so what the
  * two runs share cancels). Each group of cells is also compared over all its cells' requests
  * pooled, which one unlucky collision moves less than a single cell.
  *
  *   npm run bench -- precise-vs-approx [--traces weka,mooncake] [--weka-loads 32,192]
- *     [--mooncake-scales 1,4] [--offload-gb 0,200] [--folds 1,2] [--seeds 1]
+ *     [--mooncake-scales 1,4] [--offload-gb 0,200] [--routers 1] [--folds 1,2] [--seeds 1]
  *     [--policies approx=examples/configs/default.yaml,precise=examples/configs/precise.yaml]
  *     [--set key=value …] [--json out.json] [--records dir]
  *
@@ -24,7 +26,10 @@
  * TTFT p99 several times over on its own); Mooncake has no sessions to fold, so its cells are
  * seeds (seed 1 for tuning; the trace is fixed and a seed only breaks random ties). Defaults: 300
  * simulated seconds per run (Weka 60 s warm-up, Mooncake 100 s) on 16 h200-llama3-8b replicas; a
- * CPU tier of 200 GB adds about 1.5 M tokens per replica. `--records dir` writes every run's
+ * CPU tier of 200 GB adds about 1.5 M tokens per replica. `--routers 1,2` adds cells behind two
+ * router replicas (active-active, each with its own scheduler state; every replica's precise
+ * index gets every engine's events, while each approximate index sees only the requests its
+ * replica routed). `--records dir` writes every run's
  * per-request records (one JSON file per run, `<policy>-<trace>-l<load>-cpu<GB>-<fold/seed>.json`)
  * for `npm run bench -- records <file>`.
  */
@@ -32,7 +37,10 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
-import { runScenario } from "../src/fleet/run-scenario.ts";
+import { createTimingModel } from "../src/engine/timing.ts";
+import { IdleTtft } from "../src/engine/idle-ttft.ts";
+import { resolveEngineOptions } from "../src/engine/options.ts";
+import { runScenario, scenarioEngineOptions } from "../src/fleet/run-scenario.ts";
 import {
   type Interval,
   pairedPercentileRatioInterval,
@@ -40,7 +48,7 @@ import {
 } from "../src/measure/bootstrap.ts";
 import { percentile } from "../src/measure/percentile.ts";
 import { completedTtftsMs, waitingTail } from "../src/measure/waiting-tail.ts";
-import { loadScenario } from "../src/workload/scenario.ts";
+import { loadScenario, type Scenario } from "../src/workload/scenario.ts";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const { values } = parseArgs({
@@ -49,6 +57,7 @@ const { values } = parseArgs({
     "weka-loads": { type: "string", default: "32,192" },
     "mooncake-scales": { type: "string", default: "1,4" },
     "offload-gb": { type: "string", default: "0,200" },
+    routers: { type: "string", default: "1" },
     folds: { type: "string", default: "1,2" },
     seeds: { type: "string", default: "1" },
     policies: {
@@ -74,6 +83,8 @@ interface Cell {
   /** Weka sessions or Mooncake time scale. */
   load: number;
   offloadGb: number;
+  /** Router replicas, each with its own scheduler state. */
+  routers: number;
   /** Weka fold, or the Mooncake seed. */
   sample: number;
   seed: number;
@@ -90,6 +101,8 @@ interface Row extends Cell {
   unfinished: number;
   /** TTFT p99 with the unfinished requests counted as waiting until the cut (a lower bound). */
   waitingP99Ms: number;
+  /** TTFT p99 of the measured requests each alone on an idle replica with the ideal cache's hit. */
+  idleP99Ms: number;
   /** Completed requests per second that met the scenario's SLO. */
   goodputRps: number;
   stalenessP50Ms: number;
@@ -108,17 +121,20 @@ const waitsOf = new Map<Row, Waits>();
 
 function cells(): Cell[] {
   const out: Cell[] = [];
-  for (const offloadGb of numbers(values["offload-gb"]))
-    for (const trace of list(values.traces)) {
-      if (trace === "weka")
-        for (const load of numbers(values["weka-loads"]))
-          for (const sample of numbers(values.folds))
-            for (const seed of numbers(values.seeds)) out.push({ trace, load, offloadGb, sample, seed });
-      else if (trace === "mooncake")
-        for (const load of numbers(values["mooncake-scales"]))
-          for (const seed of numbers(values.seeds)) out.push({ trace, load, offloadGb, sample: seed, seed });
-      else throw new Error(`unknown trace ${trace} (weka, mooncake)`);
-    }
+  for (const routers of numbers(values.routers))
+    for (const offloadGb of numbers(values["offload-gb"]))
+      for (const trace of list(values.traces)) {
+        if (trace === "weka")
+          for (const load of numbers(values["weka-loads"]))
+            for (const sample of numbers(values.folds))
+              for (const seed of numbers(values.seeds))
+                out.push({ trace, load, offloadGb, routers, sample, seed });
+        else if (trace === "mooncake")
+          for (const load of numbers(values["mooncake-scales"]))
+            for (const seed of numbers(values.seeds))
+              out.push({ trace, load, offloadGb, routers, sample: seed, seed });
+        else throw new Error(`unknown trace ${trace} (weka, mooncake)`);
+      }
   return out;
 }
 
@@ -128,6 +144,7 @@ function overrides(cell: Cell, policyPath: string): string[] {
     "durationS=300",
     `router.config=${policyPath}`,
     `fleet.engine.cpuOffloadGb=${cell.offloadGb}`,
+    `routers=${cell.routers}`,
   ];
   if (cell.trace === "weka")
     return [
@@ -177,6 +194,7 @@ for (const cell of grid)
       completed: completedTtftsMs(tail.measured),
       byRequest: new Map(tail.measured.map((r, i) => [r.id, tail.waitsMs[i]!])),
     };
+    const idle = idleTtftOf(scenario);
     const row: Row = {
       ...cell,
       policy: policy.name,
@@ -186,6 +204,10 @@ for (const cell of grid)
       completed: s.completed,
       unfinished: tail.unfinished,
       waitingP99Ms: tail.p99Ms,
+      idleP99Ms: percentile(
+        Float64Array.from(tail.measured, (r) => idle.ms(r.inputTokens, r.idealCachedTokens)),
+        99,
+      ),
       goodputRps: s.goodputRps,
       stalenessP50Ms: kv?.stalenessP50Ms ?? Number.NaN,
       stalenessP99Ms: kv?.stalenessP99Ms ?? Number.NaN,
@@ -197,44 +219,52 @@ for (const cell of grid)
     console.log(`[${rows.length}/${total}, ${elapsed} s] ${label(cell)} ${policy.name}: ${line(row)}`);
   }
 
+/** Idle-engine TTFTs on the scenario's replicas. */
+function idleTtftOf(scenario: Scenario): IdleTtft {
+  const options = resolveEngineOptions(scenarioEngineOptions(scenario));
+  return new IdleTtft(options, createTimingModel(options));
+}
+
 function writeRecords(dir: string, c: Cell, policy: string, records: unknown[]): void {
   mkdirSync(dir, { recursive: true });
   const sample = c.trace === "weka" ? `f${c.sample}-s${c.seed}` : `s${c.seed}`;
-  const file = join(dir, `${policy}-${c.trace}-l${c.load}-cpu${c.offloadGb}-${sample}.json`);
+  const routers = c.routers > 1 ? `-r${c.routers}` : "";
+  const file = join(dir, `${policy}-${c.trace}-l${c.load}-cpu${c.offloadGb}${routers}-${sample}.json`);
   writeFileSync(file, JSON.stringify(records));
 }
 
 function label(c: Cell): string {
   const load =
     c.trace === "weka" ? `${c.load} sessions fold ${c.sample} seed ${c.seed}` : `${c.load}x seed ${c.sample}`;
-  return `${c.trace} ${load} cpu ${c.offloadGb} GB`;
+  const routers = c.routers > 1 ? ` ${c.routers} routers` : "";
+  return `${c.trace} ${load} cpu ${c.offloadGb} GB${routers}`;
 }
 
 function line(r: Row): string {
   return (
     `captured ${pct(r.captured)} TTFT p50 ${secs(r.ttftP50Ms)} p99 ${secs(r.ttftP99Ms)} unfinished ${r.unfinished} ` +
-    `p99 with unfinished ${secs(r.waitingP99Ms)} goodput ${r.goodputRps.toFixed(2)} rps ` +
+    `p99 with unfinished ${secs(r.waitingP99Ms)} p99 alone ${secs(r.idleP99Ms)} goodput ${r.goodputRps.toFixed(2)} rps ` +
     `staleness p50 ${millis(r.stalenessP50Ms)} p99 ${millis(r.stalenessP99Ms)} (${r.wallS.toFixed(0)} s wall)`
   );
 }
 
 console.log("\nEvery run:\n");
 console.log(
-  "| trace | load | CPU GB | fold/seed | policy | captured | TTFT p50 | TTFT p99 | unfinished | TTFT p99 with unfinished | goodput rps | staleness p50 | staleness p99 |",
+  "| trace | load | CPU GB | routers | fold/seed | policy | captured | TTFT p50 | TTFT p99 | unfinished | TTFT p99 with unfinished | TTFT p99 alone | goodput rps | staleness p50 | staleness p99 |",
 );
-console.log("|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+console.log("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
 for (const r of rows)
   console.log(
-    `| ${r.trace} | ${r.load} | ${r.offloadGb} | ${sampleOf(r)} | ${r.policy} | ${pct(r.captured)} | ${secs(r.ttftP50Ms)} | ${secs(r.ttftP99Ms)} | ${r.unfinished} | ${secs(r.waitingP99Ms)} | ${r.goodputRps.toFixed(2)} | ${millis(r.stalenessP50Ms)} | ${millis(r.stalenessP99Ms)} |`,
+    `| ${r.trace} | ${r.load} | ${r.offloadGb} | ${r.routers} | ${sampleOf(r)} | ${r.policy} | ${pct(r.captured)} | ${secs(r.ttftP50Ms)} | ${secs(r.ttftP99Ms)} | ${r.unfinished} | ${secs(r.waitingP99Ms)} | ${secs(r.idleP99Ms)} | ${r.goodputRps.toFixed(2)} | ${millis(r.stalenessP50Ms)} | ${millis(r.stalenessP99Ms)} |`,
   );
 
 const [base, ...others] = policies;
 for (const other of base ? others : []) {
   console.log(`\n${other.name} against ${base!.name}, per cell (Δ captured in points, TTFT ratios):\n`);
   console.log(
-    "| trace | load | CPU GB | fold/seed | Δ captured | TTFT p50 ratio | TTFT p99 ratio [95%] | with unfinished, paired [95%] |",
+    "| trace | load | CPU GB | routers | fold/seed | Δ captured | TTFT p50 ratio | TTFT p99 ratio [95%] | with unfinished, paired [95%] |",
   );
-  console.log("|---|---|---|---|---|---|---|---|");
+  console.log("|---|---|---|---|---|---|---|---|---|");
   for (const cell of grid) {
     const of = (name: string) => rows.find((r) => r.policy === name && sameCell(r, cell))!;
     const a = of(base!.name);
@@ -242,7 +272,7 @@ for (const other of base ? others : []) {
     const delta = ((b.captured - a.captured) * 100).toFixed(1);
     const ratio = (x: number, y: number) => (x / y).toFixed(2);
     console.log(
-      `| ${cell.trace} | ${cell.load} | ${cell.offloadGb} | ${sampleOf(cell)} | ${delta} | ${ratio(b.ttftP50Ms, a.ttftP50Ms)} | ${completedRatio([{ a, b }])} | ${pairedRatio([{ a, b }])} |`,
+      `| ${cell.trace} | ${cell.load} | ${cell.offloadGb} | ${cell.routers} | ${sampleOf(cell)} | ${delta} | ${ratio(b.ttftP50Ms, a.ttftP50Ms)} | ${completedRatio([{ a, b }])} | ${pairedRatio([{ a, b }])} |`,
     );
   }
 }
@@ -251,9 +281,9 @@ function sameCell(a: Cell, b: Cell): boolean {
   return sameGroup(a, b) && a.sample === b.sample && a.seed === b.seed;
 }
 
-/** Same trace, load and CPU tier: the cells whose folds and seeds a worst case is taken over. */
+/** Same trace, load, CPU tier and routers: the cells whose folds and seeds a worst case is taken over. */
 function sameGroup(a: Cell, b: Cell): boolean {
-  return a.trace === b.trace && a.load === b.load && a.offloadGb === b.offloadGb;
+  return a.trace === b.trace && a.load === b.load && a.offloadGb === b.offloadGb && a.routers === b.routers;
 }
 
 /** One cell's two rows: the first policy's and the one compared with it. */
@@ -307,9 +337,9 @@ function sampleOf(c: Cell): string {
 for (const other of base ? others : []) {
   console.log(`\n${other.name} against ${base!.name}, worst cell over folds and seeds:\n`);
   console.log(
-    "| trace | load | CPU GB | cells | Δ captured (worst) | TTFT p99 ratio (worst) | p99 lower in | with unfinished: ratio (worst) | lower in | pooled: p99 ratio [95%] | with unfinished, paired [95%] |",
+    "| trace | load | CPU GB | routers | cells | Δ captured (worst) | TTFT p99 ratio (worst) | p99 lower in | with unfinished: ratio (worst) | lower in | pooled: p99 ratio [95%] | with unfinished, paired [95%] |",
   );
-  console.log("|---|---|---|---|---|---|---|---|---|---|---|");
+  console.log("|---|---|---|---|---|---|---|---|---|---|---|---|");
   const groups = grid.filter((c, i) => grid.findIndex((d) => sameGroup(c, d)) === i);
   for (const group of groups) {
     const pairs = grid
@@ -326,7 +356,7 @@ for (const other of base ? others : []) {
     const completed = p99("ttftP99Ms");
     const waiting = p99("waitingP99Ms");
     console.log(
-      `| ${group.trace} | ${group.load} | ${group.offloadGb} | ${pairs.length} | ${(worstDelta * 100).toFixed(1)} | ${completed.worst} | ${completed.lower} | ${waiting.worst} | ${waiting.lower} | ${completedRatio(pairs)} | ${pairedRatio(pairs)} |`,
+      `| ${group.trace} | ${group.load} | ${group.offloadGb} | ${group.routers} | ${pairs.length} | ${(worstDelta * 100).toFixed(1)} | ${completed.worst} | ${completed.lower} | ${waiting.worst} | ${waiting.lower} | ${completedRatio(pairs)} | ${pairedRatio(pairs)} |`,
     );
   }
 }

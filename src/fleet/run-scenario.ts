@@ -5,7 +5,13 @@
  */
 import { loadConfig } from "../config/index.ts";
 import { ManualClock } from "../core/clock.ts";
-import { createEngine, type EngineOptions, parseProfileName, resolveProfile } from "../engine/index.ts";
+import {
+  createEngine,
+  type EngineOptions,
+  type ProfileName,
+  parseProfileName,
+  resolveProfile,
+} from "../engine/index.ts";
 import { type RunSummary, summarize } from "../measure/summary.ts";
 import { routerConfigText, type Scenario } from "../workload/scenario.ts";
 import { createWorkload } from "../workload/index.ts";
@@ -42,6 +48,13 @@ export interface ScenarioRun {
   metrics: Registry;
 }
 
+/** The engine options every replica of the scenario's fleet runs (each seeded apart by its index). */
+export function scenarioEngineOptions(scenario: Scenario): EngineOptions & { profile: ProfileName } {
+  const profile = parseProfileName(scenario.fleet.profile);
+  if (!profile) throw new LlmdError("invalid_scenario", `unknown profile ${scenario.fleet.profile}`);
+  return { ...scenario.fleet.engine, profile, seed: scenario.seed };
+}
+
 /**
  * Runs a scenario; `onProgress` gets simulated ms; `registry` resolves the router config's plugin
  * types (default: the built-ins), so plugins of one's own run in the simulator too.
@@ -51,8 +64,7 @@ export async function runScenario(
   onProgress?: (simulatedMs: number) => void,
   registry?: PluginRegistry,
 ): Promise<ScenarioRun> {
-  const profile = parseProfileName(scenario.fleet.profile);
-  if (!profile) throw new LlmdError("invalid_scenario", `unknown profile ${scenario.fleet.profile}`);
+  const engineOptions = scenarioEngineOptions(scenario);
   const clock = new ManualClock();
   const configText = routerConfigText(scenario);
   /** Router replica `r`: its own scheduler state, plugin instances and seeded random source. */
@@ -66,7 +78,6 @@ export async function runScenario(
       ...(registry ? { registry } : {}),
     });
   };
-  const engineOptions: EngineOptions = { ...scenario.fleet.engine, profile, seed: scenario.seed };
   const probeEngine = createEngine(engineOptions);
   const probe = probeEngine.stats();
   const durationMs = scenario.durationS * 1000;
@@ -109,7 +120,7 @@ export async function runScenario(
     loadBucketMs: Math.max(1000, durationMs / 120),
     ...(onProgress ? { onProgress, progressEveryMs: Math.max(1000, durationMs / 200) } : {}),
   });
-  const gpus = scenario.fleet.replicas * resolveProfile(profile).model.tp;
+  const gpus = scenario.fleet.replicas * resolveProfile(engineOptions.profile).model.tp;
   const fromMs = scenario.warmupS * 1000;
   const summary = summarize(result.records, {
     fromMs,
