@@ -7,7 +7,7 @@
  * ideal cache), TTFT p50/p99 and how stale a subscriber's view of evictions is.
  *
  *   npm run bench -- precise-vs-approx-live [--replicas 4] [--sessions 12] [--duration 400]
- *     [--warmup 100] [--time-scale 5] [--kv-blocks 120000,40000] [--fold 1] [--records dir]
+ *     [--warmup 100] [--time-scale 5] [--kv-blocks 120000,40000] [--routers 1] [--fold 1] [--records dir]
  *
  * The sims run the h200-llama3-8b profile `--time-scale` times faster than wall time, and the
  * client shrinks think times by the same factor, so times print in engine (workload) seconds.
@@ -16,7 +16,10 @@
  * host cannot share port 5557. Staleness: for every block a sim removed, the time from the sim
  * publishing the batch to this process's own ZeroMQ subscriber decoding it (the router's
  * subscriber runs the same sockets and decoder in its own process). `--records dir` writes each
- * run's requests as JSON Lines (`<policy>-<kv blocks>.jsonl`, `llmd bench --records`' format).
+ * run's requests as JSON Lines (`<policy>-<kv blocks>[-r<routers>].jsonl`, `llmd bench --records`'
+ * format). `--routers 1,2` also runs each policy behind two `llmd router` processes, the client
+ * sending requests to them in turn (active-active behind a balancer without affinity): each
+ * precise router subscribes to every sim, each approximate one knows only what it routed.
  */
 import { once } from "node:events";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -42,6 +45,7 @@ const { values } = parseArgs({
     warmup: { type: "string", default: "100" },
     "time-scale": { type: "string", default: "5" },
     "kv-blocks": { type: "string", default: "120000,40000" },
+    routers: { type: "string", default: "1" },
     fold: { type: "string", default: "1" },
     records: { type: "string" },
   },
@@ -126,8 +130,8 @@ class StalenessProbe {
   }
 }
 
-/** One run: fresh sims with `kvBlocks` of KV, the router with `policy`, the sessions replayed. */
-async function run(policy: keyof typeof POLICIES, kvBlocks: number) {
+/** One run: fresh sims with `kvBlocks` of KV, `routers` routers with `policy`, the sessions replayed. */
+async function run(policy: keyof typeof POLICIES, kvBlocks: number, routers: number) {
   const dir = mkdtempSync(join(tmpdir(), "llmd-pva-"));
   const socketPort = await freePortRange(replicas);
   const replayPort = await freePortRange(replicas);
@@ -147,26 +151,34 @@ async function run(policy: keyof typeof POLICIES, kvBlocks: number) {
   const endpointsFile = join(dir, "endpoints.yaml");
   writeFileSync(endpointsFile, `endpoints: [{name: pod, address: 127.0.0.1, port: "${ports}"}]\n`);
   const config = routerConfig(POLICIES[policy], socketPort, replayPort, dir);
-  const router = await startListener([
-    ...[CLI_MAIN, "router", "--host", "127.0.0.1", "--port", "0"],
-    ...["--endpoints-file", endpointsFile, "--config", config],
-  ]);
+  const started = await Promise.allSettled(
+    Array.from({ length: routers }, () =>
+      startListener([
+        ...[CLI_MAIN, "router", "--host", "127.0.0.1", "--port", "0"],
+        ...["--endpoints-file", endpointsFile, "--config", config],
+      ]),
+    ),
+  );
+  const running = started.flatMap((s) => (s.status === "fulfilled" ? [s.value] : []));
   try {
+    const failedStart = started.find((s) => s.status === "rejected");
+    if (failedStart) throw failedStart.reason;
     const records = await runLive({
       ...scenarioReplay(scenario),
-      url: router.url,
+      url: running.map((router) => router.url),
       timeScale,
       blockTokens: BLOCK_TOKENS,
       onProgress: (ms, inFlight) =>
         process.stderr.write(
-          `\r  ${policy} kv ${kvBlocks || "profile"}: ${(ms / 1000).toFixed(0)} s, ${inFlight} in flight `,
+          `\r  ${policy} kv ${kvBlocks || "profile"} routers ${routers}: ${(ms / 1000).toFixed(0)} s, ${inFlight} in flight `,
         ),
     });
     process.stderr.write("\n");
     if (values.records) {
       mkdirSync(values.records, { recursive: true });
       const lines = records.map((r) => `${JSON.stringify(r)}\n`).join("");
-      writeFileSync(join(values.records, `${policy}-${kvBlocks}.jsonl`), lines);
+      const suffix = routers > 1 ? `-r${routers}` : "";
+      writeFileSync(join(values.records, `${policy}-${kvBlocks}${suffix}.jsonl`), lines);
     }
     const summary = summarize(records, {
       fromMs: warmupS * 1000,
@@ -177,16 +189,18 @@ async function run(policy: keyof typeof POLICIES, kvBlocks: number) {
     });
     const failed = records.filter((r) => r.error !== undefined).length;
     return {
-      policy,
-      kvBlocks,
       summary,
       failed,
       staleP50: probe.percentile(50),
       staleP99: probe.percentile(99),
     };
   } finally {
-    router.child.kill("SIGTERM");
-    await once(router.child, "exit");
+    await Promise.all(
+      running.map((router) => {
+        router.child.kill("SIGTERM");
+        return once(router.child, "exit");
+      }),
+    );
     probe.close();
     await sims.stop();
     rmSync(dir, { recursive: true, force: true });
@@ -194,20 +208,22 @@ async function run(policy: keyof typeof POLICIES, kvBlocks: number) {
 }
 
 const kvSizes = values["kv-blocks"].split(",").map(Number);
+const routerCounts = values.routers.split(",").map(Number);
 const secs = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
 const millis = (ms: number) => (Number.isNaN(ms) ? "–" : `${ms.toFixed(0)} ms`);
 console.log(
   `${replicas} llmd sim (h200-llama3-8b, speed ${timeScale}) behind llmd router; ${values.sessions} Weka sessions of fold ${values.fold}, ${durationS} s (${warmupS} s warm-up)\n`,
 );
 console.log(
-  "| sim KV (blocks) | policy | requests | failed | captured | TTFT p50 | TTFT p99 | staleness p50 / p99 |",
+  "| sim KV (blocks) | routers | policy | requests | failed | captured | TTFT p50 | TTFT p99 | staleness p50 / p99 |",
 );
-console.log("|---|---|---|---|---|---|---|---|");
+console.log("|---|---|---|---|---|---|---|---|---|");
 for (const kvBlocks of kvSizes)
-  for (const policy of ["approx", "precise"] as const) {
-    const r = await run(policy, kvBlocks);
-    const s = r.summary;
-    console.log(
-      `| ${kvBlocks || "profile"} | ${policy} | ${s.completed} | ${r.failed} | ${(s.captured * 100).toFixed(1)}% | ${secs(s.ttftMs.p50)} | ${secs(s.ttftMs.p99)} | ${millis(r.staleP50)} / ${millis(r.staleP99)} |`,
-    );
-  }
+  for (const routers of routerCounts)
+    for (const policy of ["approx", "precise"] as const) {
+      const r = await run(policy, kvBlocks, routers);
+      const s = r.summary;
+      console.log(
+        `| ${kvBlocks || "profile"} | ${routers} | ${policy} | ${s.completed} | ${r.failed} | ${(s.captured * 100).toFixed(1)}% | ${secs(s.ttftMs.p50)} | ${secs(s.ttftMs.p99)} | ${millis(r.staleP50)} / ${millis(r.staleP99)} |`,
+      );
+    }

@@ -24,7 +24,8 @@ import { streamResponse } from "./stream-response.ts";
 
 /** Options of a live run. */
 export interface LiveRunOptions {
-  url: string;
+  /** The server's base URL, or several taken in turn request by request (a balancer without affinity). */
+  url: string | readonly string[];
   model: string;
   workload: Workload;
   prompts: SyntheticPromptBuilder;
@@ -80,6 +81,9 @@ export async function runLive(o: LiveRunOptions): Promise<RequestRecord[]> {
   const started = o.startedAt ?? performance.now();
   const now = () => (performance.now() - started) * o.timeScale;
   const inFlight = new Set<Promise<void>>();
+  const urls = typeof o.url === "string" ? [o.url] : o.url;
+  let sentCount = 0;
+  const nextUrl = () => urls[sentCount++ % urls.length]!;
   const send = (arrival: Arrival): void => {
     if (arrival.atMs >= o.durationMs) return;
     const delay = Math.max(0, (arrival.atMs - now()) / o.timeScale);
@@ -95,7 +99,7 @@ export async function runLive(o: LiveRunOptions): Promise<RequestRecord[]> {
     const out = o.responses
       ? await sendTurn(r)
       : await streamCompletion(
-          o.url,
+          nextUrl(),
           JSON.stringify(completionBody(o.model, o.prompts.text(r.segments), r.outputTokens)),
           requestHeaders(r, o.clients),
           dispatcher,
@@ -118,7 +122,12 @@ export async function runLive(o: LiveRunOptions): Promise<RequestRecord[]> {
     const previous = r.chainId === undefined ? undefined : chains.get(r.chainId);
     const input = previous ? segments.slice(sharedLead(previous.segments, segments)) : segments;
     const body = responsesBody(o.model, o.prompts.text(input), r.outputTokens, previous?.responseId);
-    const out = await streamResponse(o.url, JSON.stringify(body), requestHeaders(r, o.clients), dispatcher);
+    const out = await streamResponse(
+      nextUrl(),
+      JSON.stringify(body),
+      requestHeaders(r, o.clients),
+      dispatcher,
+    );
     if (r.chainId !== undefined) {
       if (!out.error && out.responseId) chains.set(r.chainId, { responseId: out.responseId, segments });
       else chains.delete(r.chainId);

@@ -29,7 +29,7 @@ async function countingRelay(
 }
 
 /** Two closed-loop chat sessions for 1.5 s against `url`, 16-token blocks. */
-function replayChat(url: string) {
+function replayChat(url: string | readonly string[]) {
   const options = { ...CHAT_DEFAULTS, minTurns: 3, maxTurns: 3, thinkMeanMs: 200, seed: 4 };
   return runLive({
     url,
@@ -92,4 +92,26 @@ describe("llmd bench load generator against llmd sim on loopback", () => {
       relay.server.close();
     }
   });
+
+  it("takes several servers in turn, request by request", async () => {
+    const pair = await Promise.all([startTestSim(), startTestSim()]);
+    try {
+      const records = await replayChat(pair.map((s) => s.url));
+      assert.ok(records.length >= 6, `only ${records.length} requests`);
+      assert.ok(records.every((r) => r.error === undefined));
+      const served = await Promise.all(pair.map((s) => successes(s.url)));
+      assert.deepEqual(served, [Math.ceil(records.length / 2), Math.floor(records.length / 2)]);
+    } finally {
+      await Promise.all(pair.map((s) => s.close()));
+    }
+  });
 });
+
+/** `vllm:request_success_total` summed over its labels, from the server's /metrics. */
+async function successes(url: string): Promise<number> {
+  const text = await (await fetch(`${url}/metrics`)).text();
+  let total = 0;
+  for (const line of text.split("\n"))
+    if (line.startsWith("vllm:request_success_total")) total += Number(line.split(" ").at(-1));
+  return total;
+}
