@@ -8,11 +8,11 @@
  * p99 that counts those as waiting until the cut, and for the precise runs how stale the router's
  * view is (engine eviction → index knows it, p50/p99). Beside them, the floor: the TTFT p99 the
  * same requests would get each alone on an idle replica with the ideal cache's hit, which no
- * routing goes below. Each TTFT p99 ratio comes with a 95%
- * bootstrap interval: of the completed requests, each run resampled on its own; counting the
- * unfinished, paired over the requests both runs measured (a resample draws requests, so what the
- * two runs share cancels). Each group of cells is also compared over all its cells' requests
- * pooled, which one unlucky collision moves less than a single cell.
+ * routing goes below. Each TTFT p99 ratio comes with a 95% bootstrap interval: of the completed
+ * requests, each run resampled on its own; counting the unfinished, paired over the requests both
+ * runs measured (a resample draws requests, so what the two runs share cancels). Each group of
+ * cells is also compared over all its cells' requests pooled, which one unlucky collision moves
+ * less than a single cell.
  *
  *   npm run bench -- precise-vs-approx [--traces weka,mooncake] [--weka-loads 32,192]
  *     [--mooncake-scales 1,4] [--offload-gb 0,200] [--routers 1] [--folds 1,2] [--seeds 1]
@@ -29,9 +29,8 @@
  * CPU tier of 200 GB adds about 1.5 M tokens per replica. `--routers 1,2` adds cells behind two
  * router replicas (active-active, each with its own scheduler state; every replica's precise
  * index gets every engine's events, while each approximate index sees only the requests its
- * replica routed). `--records dir` writes every run's
- * per-request records (one JSON file per run, `<policy>-<trace>-l<load>-cpu<GB>-<fold/seed>.json`)
- * for `npm run bench -- records <file>`.
+ * replica routed). `--records dir` writes every run's per-request records (one JSON file per run,
+ * `<policy>-<trace>-l<load>-cpu<GB>[-r<routers>]-<fold/seed>.json`) for `npm run bench -- records`.
  */
 import { mkdirSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
