@@ -258,6 +258,34 @@ describe("precise prefix-cache routing from KV events", () => {
     }
   });
 
+  it("a second router replica routes a prompt to where the first one placed it, from the events alone", async () => {
+    const second = await routerFor([], routerConfig(ports.socket, ports.replay), { endpoints });
+    try {
+      const secondIndex = (
+        second.config.plugins.get("precise-prefix-cache-producer") as PrecisePrefixCacheProducer
+      ).cache.index;
+      const secondClient = new OpenAI({ baseURL: `${second.url}/v1`, apiKey: "unused", maxRetries: 0 });
+      const prompts = ["rep1", "rep2", "rep3"].map((tag) => promptOfTokens(PROMPT_TOKENS, tag));
+      const placed: string[] = [];
+      for (const p of prompts) placed.push(await routedTo(p));
+      const keys = prompts.map((p) => secondIndex.requestKeys(defaultTokenizer.encode(p), MODEL));
+      assert.ok(
+        await eventually(() =>
+          keys.every((k, i) => secondIndex.match(k, [placed[i]!], 0).blocks[0] === fullBlocks),
+        ),
+        "the second replica's index learns each placement from the engine's events",
+      );
+      for (const [i, p] of prompts.entries()) {
+        const { response } = await secondClient.completions
+          .create({ model: MODEL, prompt: p, max_tokens: 1 })
+          .withResponse();
+        assert.equal(response.headers.get("x-llmd-endpoint"), placed[i], `prompt ${i}`);
+      }
+    } finally {
+      await second.close();
+    }
+  });
+
   it("clears a restarted publisher's blocks, and routes on while it is dead", async () => {
     // Ten batches, so the restarted publisher's first batch the router sees has a lower sequence.
     const old = Array.from({ length: 10 }, (_, i) => promptOfTokens(PROMPT_TOKENS, `old${i}`));
