@@ -15,7 +15,7 @@
  * less than a single cell.
  *
  *   npm run bench -- precise-vs-approx [--traces weka,mooncake] [--weka-loads 32,192]
- *     [--mooncake-scales 1,4] [--offload-gb 0,200] [--routers 1] [--folds 1,2] [--seeds 1]
+ *     [--mooncake-scales 1,4] [--mooncake-windows 0] [--mooncake-jitter-ms 0] [--offload-gb 0,200] [--routers 1] [--folds 1,2] [--seeds 1]
  *     [--policies approx=examples/configs/default.yaml,precise=examples/configs/precise.yaml]
  *     [--set key=value …] [--json out.json] [--records dir]
  *
@@ -24,7 +24,11 @@
  * per cell (fold 0 is the tuning fold: choose parameters there, report the others) under each of
  * `--seeds` (the seed draws replacement sessions and breaks ties, and at 192 sessions moves the
  * TTFT p99 several times over on its own); Mooncake has no sessions to fold, so its cells are
- * seeds (seed 1 for tuning; the trace is fixed and a seed only breaks random ties). Defaults: 300
+ * windows of its hour of arrivals under each seed: window w replays the trace from
+ * w × 300 s × the time scale, so at each scale the windows are disjoint (window 0, the trace's
+ * start, for tuning). The trace is fixed, so a seed only breaks random ties and most seeds give
+ * the same run; `--mooncake-jitter-ms 1` delays each arrival by up to 1 ms, drawn from the seed,
+ * which leaves the load as it is and makes each seed a run of its own. Defaults: 300
  * simulated seconds per run (Weka 60 s warm-up, Mooncake 100 s) on 16 h200-llama3-8b replicas; a
  * CPU tier of 200 GB adds about 1.5 M tokens per replica. `--routers 1,2` adds cells behind two
  * router replicas (active-active, each with its own scheduler state; every replica's precise
@@ -55,6 +59,8 @@ const { values } = parseArgs({
     traces: { type: "string", default: "weka,mooncake" },
     "weka-loads": { type: "string", default: "32,192" },
     "mooncake-scales": { type: "string", default: "1,4" },
+    "mooncake-windows": { type: "string", default: "0" },
+    "mooncake-jitter-ms": { type: "string", default: "0" },
     "offload-gb": { type: "string", default: "0,200" },
     routers: { type: "string", default: "1" },
     folds: { type: "string", default: "1,2" },
@@ -84,7 +90,7 @@ interface Cell {
   offloadGb: number;
   /** Router replicas, each with its own scheduler state. */
   routers: number;
-  /** Weka fold, or the Mooncake seed. */
+  /** Weka fold, or the Mooncake window. */
   sample: number;
   seed: number;
 }
@@ -130,17 +136,21 @@ function cells(): Cell[] {
                 out.push({ trace, load, offloadGb, routers, sample, seed });
         else if (trace === "mooncake")
           for (const load of numbers(values["mooncake-scales"]))
-            for (const seed of numbers(values.seeds))
-              out.push({ trace, load, offloadGb, routers, sample: seed, seed });
+            for (const sample of numbers(values["mooncake-windows"]))
+              for (const seed of numbers(values.seeds))
+                out.push({ trace, load, offloadGb, routers, sample, seed });
         else throw new Error(`unknown trace ${trace} (weka, mooncake)`);
       }
   return out;
 }
 
+/** Simulated seconds of every run. */
+const RUN_S = 300;
+
 /** The scenario overrides of one cell under one policy. */
 function overrides(cell: Cell, policyPath: string): string[] {
   const common = [
-    "durationS=300",
+    `durationS=${RUN_S}`,
     `router.config=${policyPath}`,
     `fleet.engine.cpuOffloadGb=${cell.offloadGb}`,
     `routers=${cell.routers}`,
@@ -159,7 +169,9 @@ function overrides(cell: Cell, policyPath: string): string[] {
     "warmupS=100",
     "drainS=120",
     `workload.timeScale=${cell.load}`,
-    `seed=${cell.sample}`,
+    `workload.startS=${cell.sample * RUN_S * cell.load}`,
+    `workload.jitterMs=${values["mooncake-jitter-ms"]}`,
+    `seed=${cell.seed}`,
     ...values.set,
   ];
 }
@@ -226,7 +238,7 @@ function idleTtftOf(scenario: Scenario): IdleTtft {
 
 function writeRecords(dir: string, c: Cell, policy: string, records: unknown[]): void {
   mkdirSync(dir, { recursive: true });
-  const sample = c.trace === "weka" ? `f${c.sample}-s${c.seed}` : `s${c.seed}`;
+  const sample = `${c.trace === "weka" ? "f" : "w"}${c.sample}-s${c.seed}`;
   const routers = c.routers > 1 ? `-r${c.routers}` : "";
   const file = join(dir, `${policy}-${c.trace}-l${c.load}-cpu${c.offloadGb}${routers}-${sample}.json`);
   writeFileSync(file, JSON.stringify(records));
@@ -234,7 +246,9 @@ function writeRecords(dir: string, c: Cell, policy: string, records: unknown[]):
 
 function label(c: Cell): string {
   const load =
-    c.trace === "weka" ? `${c.load} sessions fold ${c.sample} seed ${c.seed}` : `${c.load}x seed ${c.sample}`;
+    c.trace === "weka"
+      ? `${c.load} sessions fold ${c.sample} seed ${c.seed}`
+      : `${c.load}x window ${c.sample} seed ${c.seed}`;
   const routers = c.routers > 1 ? ` ${c.routers} routers` : "";
   return `${c.trace} ${load} cpu ${c.offloadGb} GB${routers}`;
 }
@@ -249,7 +263,7 @@ function line(r: Row): string {
 
 console.log("\nEvery run:\n");
 console.log(
-  "| trace | load | CPU GB | routers | fold/seed | policy | captured | TTFT p50 | TTFT p99 | unfinished | TTFT p99 with unfinished | TTFT p99 alone | goodput rps | staleness p50 | staleness p99 |",
+  "| trace | load | CPU GB | routers | fold or window/seed | policy | captured | TTFT p50 | TTFT p99 | unfinished | TTFT p99 with unfinished | TTFT p99 alone | goodput rps | staleness p50 | staleness p99 |",
 );
 console.log("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
 for (const r of rows)
@@ -261,7 +275,7 @@ const [base, ...others] = policies;
 for (const other of base ? others : []) {
   console.log(`\n${other.name} against ${base!.name}, per cell (Δ captured in points, TTFT ratios):\n`);
   console.log(
-    "| trace | load | CPU GB | routers | fold/seed | Δ captured | TTFT p50 ratio | TTFT p99 ratio [95%] | with unfinished, paired [95%] |",
+    "| trace | load | CPU GB | routers | fold or window/seed | Δ captured | TTFT p50 ratio | TTFT p99 ratio [95%] | with unfinished, paired [95%] |",
   );
   console.log("|---|---|---|---|---|---|---|---|---|");
   for (const cell of grid) {
@@ -328,13 +342,13 @@ function pooled(samples: Float64Array[]): Float64Array {
   return out;
 }
 
-/** "fold/seed" for Weka, the seed for Mooncake. */
+/** "fold/seed" for Weka, "window/seed" for Mooncake. */
 function sampleOf(c: Cell): string {
-  return c.trace === "weka" ? `${c.sample}/${c.seed}` : String(c.seed);
+  return `${c.sample}/${c.seed}`;
 }
 
 for (const other of base ? others : []) {
-  console.log(`\n${other.name} against ${base!.name}, worst cell over folds and seeds:\n`);
+  console.log(`\n${other.name} against ${base!.name}, worst cell over folds (windows) and seeds:\n`);
   console.log(
     "| trace | load | CPU GB | routers | cells | Δ captured (worst) | TTFT p99 ratio (worst) | p99 lower in | with unfinished: ratio (worst) | lower in | pooled: p99 ratio [95%] | with unfinished, paired [95%] |",
   );

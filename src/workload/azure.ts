@@ -2,6 +2,7 @@
  * Azure LLM inference trace 2023 (CSV: `TIMESTAMP,ContextTokens,GeneratedTokens`): open-loop
  * arrivals and lengths, no prefix information, so every prompt is unique content.
  */
+import { ReplayClock, type ReplayOptions, replayWindow } from "./replay.ts";
 import { readLines } from "./trace-files.ts";
 import { type Arrival, blockSegments, makeRequest, type Workload } from "./types.ts";
 
@@ -26,10 +27,8 @@ export function parseAzure(lines: readonly string[]): AzureRow[] {
 }
 
 /** Options of an Azure replay. */
-export interface AzureOptions {
+export interface AzureOptions extends ReplayOptions {
   path: string;
-  timeScale: number;
-  limit?: number;
   /** Traffic-class label (e.g. `code`, `conv`). */
   kind?: string;
 }
@@ -38,16 +37,22 @@ export interface AzureOptions {
 export class AzureWorkload implements Workload {
   readonly name = "azure";
   private cursor = 0;
+  private readonly clock: ReplayClock;
 
   constructor(
     private readonly rows: readonly AzureRow[],
     private readonly options: Omit<AzureOptions, "path">,
-  ) {}
+  ) {
+    this.clock = new ReplayClock(options);
+  }
 
   /** Loads `options.path` under the traces directory. */
   static load(options: AzureOptions): AzureWorkload {
     const rows = parseAzure(readLines(options.path));
-    return new AzureWorkload(options.limit ? rows.slice(0, options.limit) : rows, options);
+    return new AzureWorkload(
+      replayWindow(rows, (row) => row.atMs, options),
+      options,
+    );
   }
 
   nextArrival(): Arrival | undefined {
@@ -57,7 +62,7 @@ export class AzureWorkload implements Workload {
     const kind = this.options.kind ?? "azure";
     const segments = blockSegments(`azure:${kind}:${index}`, 0, Math.max(1, row.input), 512);
     const request = makeRequest(`az-${kind}-${index}`, segments, row.output, { kind });
-    return { atMs: row.atMs / this.options.timeScale, request };
+    return { atMs: this.clock.next(row.atMs), request };
   }
 
   onComplete(): Arrival[] {

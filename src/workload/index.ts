@@ -26,9 +26,9 @@ const wekaCache = new Map<string, WekaSession[]>();
 export function createWorkload(spec: WorkloadSpec, run: WorkloadRun): Workload {
   switch (spec.type) {
     case "mooncake":
-      return MooncakeWorkload.load(spec);
+      return MooncakeWorkload.load({ ...spec, seed: run.seed });
     case "azure":
-      return AzureWorkload.load(spec);
+      return AzureWorkload.load({ ...spec, seed: run.seed });
     case "shared-prefix":
       return new SharedPrefixWorkload({ ...spec, durationMs: run.durationMs, seed: run.seed });
     case "weka":

@@ -2,6 +2,7 @@
  * Mooncake JSONL replay (open loop at recorded timestamps): `timestamp` (ms), `input_length`,
  * `output_length`, `hash_ids` (512-token prefix-chained blocks, global), optional `session_id`.
  */
+import { ReplayClock, type ReplayOptions, replayWindow } from "./replay.ts";
 import { readLines } from "./trace-files.ts";
 import { type Arrival, makeRequest, type Segment, type Workload } from "./types.ts";
 
@@ -18,12 +19,8 @@ export interface MooncakeRow {
 }
 
 /** Options of a Mooncake replay. */
-export interface MooncakeOptions {
+export interface MooncakeOptions extends ReplayOptions {
   path: string;
-  /** Arrival-rate multiplier: 2 replays the trace twice as fast. */
-  timeScale: number;
-  /** Rows to replay (first N; default all). */
-  limit?: number;
   /** Namespace of the ids (default `mc`; ids are global in a Mooncake trace). */
   ns?: string;
 }
@@ -53,6 +50,7 @@ export function mooncakeSegments(
 export class MooncakeWorkload implements Workload {
   readonly name: string;
   private cursor = 0;
+  private readonly clock: ReplayClock;
 
   constructor(
     private readonly rows: readonly MooncakeRow[],
@@ -60,12 +58,16 @@ export class MooncakeWorkload implements Workload {
     name = "mooncake",
   ) {
     this.name = name;
+    this.clock = new ReplayClock(options);
   }
 
   /** Loads `options.path` (resolved under the traces directory). */
   static load(options: MooncakeOptions): MooncakeWorkload {
     const rows = parseMooncake(readLines(options.path));
-    return new MooncakeWorkload(options.limit ? rows.slice(0, options.limit) : rows, options);
+    return new MooncakeWorkload(
+      replayWindow(rows, (row) => row.timestamp, options),
+      options,
+    );
   }
 
   nextArrival(): Arrival | undefined {
@@ -75,7 +77,7 @@ export class MooncakeWorkload implements Workload {
     const ns = this.options.ns ?? "mc";
     const extra = row.session_id === undefined ? {} : { sessionId: String(row.session_id) };
     const request = makeRequest(`mc-${index}`, mooncakeSegments(row, ns), row.output_length, extra);
-    return { atMs: row.timestamp / this.options.timeScale, request };
+    return { atMs: this.clock.next(row.timestamp), request };
   }
 
   onComplete(): Arrival[] {

@@ -19,7 +19,14 @@ const closedLoop = {
   /** Think times and spawn delays are capped here, seconds (workloads.md §4: 60 s, or none). */
   thinkCapS: positive.default(60),
 };
-const replay = { timeScale: positive.default(1), limit: z.int().positive().optional() };
+const replay = {
+  timeScale: positive.default(1),
+  /** Trace second the replay starts at: a window of the trace, re-timed from there. */
+  startS: z.number().nonnegative().default(0),
+  limit: z.int().positive().optional(),
+  /** Each arrival is delayed by up to this many ms, drawn from the run's seed (src/workload/replay.ts). */
+  jitterMs: z.number().nonnegative().default(0),
+};
 
 const workloadSchema = z.discriminatedUnion("type", [
   z.strictObject({

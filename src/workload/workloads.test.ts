@@ -5,8 +5,9 @@ import { IdealPrefixCache } from "../measure/ideal-cache.ts";
 import { AgentSession } from "./agent-session.ts";
 import { AGENTIC_DEFAULTS, agenticSession } from "./agentic.ts";
 import { ClosedLoopWorkload } from "./closed-loop.ts";
-import { mooncakeSegments } from "./mooncake.ts";
+import { MooncakeWorkload, mooncakeSegments } from "./mooncake.ts";
 import { SyntheticPromptBuilder } from "./synthetic-prompt.ts";
+import { ReplayClock, replayWindow } from "./replay.ts";
 import { makeRequest } from "./types.ts";
 import { type WekaSession, wekaPlan, wekaSegments } from "./weka.ts";
 
@@ -43,6 +44,47 @@ describe("trace readers", () => {
         [4, 88],
       ],
     );
+  });
+
+  it("Mooncake: a window from startS replays the rows from there, re-timed to start at zero", () => {
+    const rows = [0, 500, 1_000, 1_500, 2_500].map((timestamp, i) => ({
+      timestamp,
+      input_length: 512 * (i + 1),
+      output_length: 1,
+      hash_ids: Array.from({ length: i + 1 }, (_, k) => k),
+    }));
+    const window = new MooncakeWorkload(
+      replayWindow(rows, (r) => r.timestamp, { startS: 1, limit: 2 }),
+      {
+        timeScale: 2,
+        startS: 1,
+      },
+    );
+    const first = window.nextArrival()!;
+    const second = window.nextArrival()!;
+    assert.deepEqual([first.atMs, second.atMs], [0, 250]);
+    assert.equal(first.request.segments.length, 3);
+    assert.equal(window.nextArrival(), undefined);
+    assert.deepEqual(
+      replayWindow(rows, (r) => r.timestamp, { startS: 3 }),
+      [],
+    );
+  });
+
+  it("replay jitter: seeded, under jitterMs, never before the previous arrival", () => {
+    const times = (seed: number) => {
+      const clock = new ReplayClock({ timeScale: 1, jitterMs: 5, seed });
+      return [0, 0, 1, 100, 100].map((ms) => clock.next(ms));
+    };
+    const a = times(1);
+    assert.deepEqual(times(1), a);
+    assert.notDeepEqual(times(2), a);
+    [0, 0, 1, 100, 100].forEach((ms, i) => {
+      assert.ok(a[i]! >= ms && a[i]! < ms + 5);
+      if (i > 0) assert.ok(a[i]! >= a[i - 1]!);
+    });
+    const exact = new ReplayClock({ timeScale: 4, startS: 1 });
+    assert.deepEqual([exact.next(1_000), exact.next(3_000)], [0, 500]);
   });
 
   it("Weka: a block per id, a unique tail, warm ids in the shared namespace", () => {
