@@ -26,7 +26,9 @@
  * TTFT p99 several times over on its own); Mooncake has no sessions to fold, so its cells are
  * windows of its hour of arrivals under each seed: window w replays the trace from
  * w × 300 s × the time scale, so at each scale the windows are disjoint (window 0, the trace's
- * start, for tuning). The trace is fixed, so a seed only breaks random ties and most seeds give
+ * start, for tuning). The trace's 3,537 s hold windows 0–11 at 1× and 0–2 at 4× (window 2 ends
+ * 63 s of trace early); at 8× window 1 holds 142 replayed seconds, and a window that starts past
+ * the end stops the bench before the first run. The trace is fixed, so a seed only breaks random ties and most seeds give
  * the same run; `--mooncake-jitter-ms 1` delays each arrival by up to 1 ms, drawn from the seed,
  * which leaves the load as it is and makes each seed a run of its own. Defaults: 300
  * simulated seconds per run (Weka 60 s warm-up, Mooncake 100 s) on 16 h200-llama3-8b replicas; a
@@ -51,6 +53,7 @@ import {
 } from "../src/measure/bootstrap.ts";
 import { percentile } from "../src/measure/percentile.ts";
 import { completedTtftsMs, waitingTail } from "../src/measure/waiting-tail.ts";
+import { createWorkload } from "../src/workload/index.ts";
 import { loadScenario, type Scenario } from "../src/workload/scenario.ts";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
@@ -183,7 +186,20 @@ const pct = (v: number) => `${(v * 100).toFixed(1)}%`;
 const secs = (ms: number) => (Number.isNaN(ms) ? "–" : `${(ms / 1000).toFixed(2)} s`);
 const millis = (ms: number) => (Number.isNaN(ms) ? "–" : `${ms.toFixed(0)} ms`);
 
+/** Fails before the first run when a Mooncake window starts past the trace's end. */
+function checkWindows(grid: readonly Cell[]): void {
+  const checked = new Set<string>();
+  for (const cell of grid) {
+    const key = `${cell.load}/${cell.sample}`;
+    if (cell.trace !== "mooncake" || checked.has(key)) continue;
+    checked.add(key);
+    const scenario = loadScenario(scenarioFile(cell.trace), overrides(cell, policies[0]!.path));
+    createWorkload(scenario.workload, { seed: cell.seed, durationMs: RUN_S * 1000 });
+  }
+}
+
 const grid = cells();
+checkWindows(grid);
 const total = grid.length * policies.length;
 console.log(`${total} runs: ${grid.length} cells × policies ${policies.map((p) => p.name).join(", ")}`);
 const rows: Row[] = [];

@@ -2,6 +2,7 @@
  * What trace replays (Mooncake, Azure) share: a window of the trace, and arrival jitter, which
  * lets a fixed trace be run under several seeds.
  */
+import { LlmdError } from "../api/errors.ts";
 import { Rng } from "./rng.ts";
 
 /** Where a replay starts and how its arrivals are perturbed. */
@@ -20,6 +21,7 @@ export interface ReplayOptions {
 /**
  * A replay window: the rows at or after `startS` seconds of trace time, then the first `limit` of
  * them. Replays re-time each row from `startS`, so a window starts at time zero as the trace does.
+ * A window that starts after a trace's last arrival is an `invalid_scenario` error, not an empty run.
  */
 export function replayWindow<T>(
   rows: readonly T[],
@@ -27,9 +29,15 @@ export function replayWindow<T>(
   window: { startS?: number; limit?: number },
 ): T[] {
   const startMs = (window.startS ?? 0) * 1000;
-  const first = rows.findIndex((row) => atMs(row) >= startMs);
-  const from = first < 0 ? rows.length : first;
-  return rows.slice(from, window.limit === undefined ? undefined : from + window.limit);
+  const from = rows.findIndex((row) => atMs(row) >= startMs);
+  if (from < 0 && rows.length > 0) {
+    const lastS = atMs(rows.at(-1)!) / 1000;
+    throw new LlmdError(
+      "invalid_scenario",
+      `workload.startS ${window.startS} s is after the trace's last arrival (${lastS.toFixed(1)} s)`,
+    );
+  }
+  return from < 0 ? [] : rows.slice(from, window.limit === undefined ? undefined : from + window.limit);
 }
 
 /**

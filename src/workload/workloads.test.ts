@@ -65,8 +65,13 @@ describe("trace readers", () => {
     assert.deepEqual([first.atMs, second.atMs], [0, 250]);
     assert.equal(first.request.segments.length, 3);
     assert.equal(window.nextArrival(), undefined);
+    assert.throws(
+      () => replayWindow(rows, (r) => r.timestamp, { startS: 3 }),
+      /workload.startS 3 s is after the trace's last arrival \(2.5 s\)/,
+    );
+    assert.equal(replayWindow(rows, (r) => r.timestamp, { startS: 2.5 }).length, 1);
     assert.deepEqual(
-      replayWindow(rows, (r) => r.timestamp, { startS: 3 }),
+      replayWindow([], (r: { timestamp: number }) => r.timestamp, { startS: 3 }),
       [],
     );
   });
