@@ -28,9 +28,10 @@
  * w × 300 s × the time scale, so at each scale the windows are disjoint (window 0, the trace's
  * start, for tuning). The trace's 3,537 s hold windows 0–11 at 1× and 0–2 at 4× (window 2 ends
  * 63 s of trace early); at 8× window 1 holds 142 replayed seconds, and a window that starts past
- * the end stops the bench before the first run. The trace is fixed, so a seed only breaks random ties and most seeds give
- * the same run; `--mooncake-jitter-ms 1` delays each arrival by up to 1 ms, drawn from the seed,
- * which leaves the load as it is and makes each seed a run of its own. Defaults: 300
+ * the end stops the bench before the first run. The trace is fixed, so a seed only breaks random
+ * ties and most seeds give the same run; `--mooncake-jitter-ms 1` delays each arrival by up to
+ * 1 ms, drawn from the seed, which leaves the load as it is and makes each seed a run of its own.
+ * Defaults: 300
  * simulated seconds per run (Weka 60 s warm-up, Mooncake 100 s) on 16 h200-llama3-8b replicas; a
  * CPU tier of 200 GB adds about 1.5 M tokens per replica. `--routers 1,2` adds cells behind two
  * router replicas (active-active, each with its own scheduler state; every replica's precise

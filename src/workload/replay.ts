@@ -29,15 +29,16 @@ export function replayWindow<T>(
   window: { startS?: number; limit?: number },
 ): T[] {
   const startMs = (window.startS ?? 0) * 1000;
+  if (rows.length === 0) return [];
   const from = rows.findIndex((row) => atMs(row) >= startMs);
-  if (from < 0 && rows.length > 0) {
+  if (from < 0) {
     const lastS = atMs(rows.at(-1)!) / 1000;
     throw new LlmdError(
       "invalid_scenario",
       `workload.startS ${window.startS} s is after the trace's last arrival (${lastS.toFixed(1)} s)`,
     );
   }
-  return from < 0 ? [] : rows.slice(from, window.limit === undefined ? undefined : from + window.limit);
+  return rows.slice(from, window.limit === undefined ? undefined : from + window.limit);
 }
 
 /**
