@@ -19,7 +19,7 @@
  * The simulator's summary leaves such requests out, which would credit a policy that starves
  * some sessions with a shorter tail. Their number is printed as `unfinished`.
  */
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
@@ -59,6 +59,16 @@ const numbers = (s: string) => list(s).map(Number);
 const policyPath = (p: string) =>
   p.endsWith(".yaml") ? resolve(p) : join(root, "examples/scenarios/policies", `${p}.yaml`);
 const policyName = (p: string) => basename(p).replace(/\.ya?ml$/, "");
+
+const missing = list(values.policies)
+  .map(policyPath)
+  .filter((p) => !existsSync(p));
+if (!values.from && missing.length > 0) {
+  console.error(
+    `no policy file ${missing.join(", ")}: a policy is a name in examples/scenarios/policies or a .yaml path`,
+  );
+  process.exit(2);
+}
 
 const k = Number(values.k);
 const grid = list(values.policies).flatMap((policy) =>
