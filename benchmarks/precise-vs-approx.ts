@@ -39,7 +39,7 @@
  * replica routed). `--records dir` writes every run's per-request records (one JSON file per run,
  * `<policy>-<trace>-l<load>-cpu<GB>[-r<routers>]-<fold/seed>.json`) for `npm run bench -- records`.
  */
-import { mkdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
@@ -83,7 +83,11 @@ const list = (s: string) => s.split(",").filter(Boolean);
 const numbers = (s: string) => list(s).map(Number);
 const policies = list(values.policies).map((p) => {
   const [name, path] = p.split("=");
-  return { name: name!, path: resolve(root, path!) };
+  if (!name || !path || !existsSync(resolve(root, path))) {
+    console.error(`--policies ${p}: a policy is name=path of an EndpointPickerConfig file that exists`);
+    process.exit(2);
+  }
+  return { name, path: resolve(root, path) };
 });
 
 /** One measured cell: a trace at a load, an offload size, a fold or seed. */
