@@ -60,10 +60,12 @@ const policyPath = (p: string) =>
   p.endsWith(".yaml") ? resolve(p) : join(root, "examples/scenarios/policies", `${p}.yaml`);
 const policyName = (p: string) => basename(p).replace(/\.ya?ml$/, "");
 
-const missing = list(values.policies)
-  .map(policyPath)
-  .filter((p) => !existsSync(p));
-if (!values.from && missing.length > 0) {
+const missing = values.from
+  ? []
+  : list(values.policies)
+      .map(policyPath)
+      .filter((p) => !existsSync(p));
+if (missing.length > 0) {
   console.error(
     `no policy file ${missing.join(", ")}: a policy is a name in examples/scenarios/policies or a .yaml path`,
   );

@@ -82,12 +82,13 @@ const { values } = parseArgs({
 const list = (s: string) => s.split(",").filter(Boolean);
 const numbers = (s: string) => list(s).map(Number);
 const policies = list(values.policies).map((p) => {
-  const [name, path] = p.split("=");
-  if (!name || !path || !existsSync(resolve(root, path))) {
+  const [name, file] = p.split("=");
+  const path = file ? resolve(root, file) : "";
+  if (!name || !existsSync(path)) {
     console.error(`--policies ${p}: a policy is name=path of an EndpointPickerConfig file that exists`);
     process.exit(2);
   }
-  return { name, path: resolve(root, path) };
+  return { name, path };
 });
 
 /** One measured cell: a trace at a load, an offload size, a fold or seed. */
